@@ -1,0 +1,13 @@
+"""adcompile: a source-to-source automatic differentiation compiler for numeric Python.
+
+    @adcompile.compile
+    def loss(w, X, y): ...
+    g = adcompile.grad(loss)       # dloss/dw, compiled by numba
+    print(adcompile.source(g))     # readable generated Python
+"""
+from .api import compile, grad, source, value_and_grad, vjp
+from .errors import AdCompileError
+from .testing import gradcheck
+
+__all__ = ["compile", "grad", "value_and_grad", "vjp", "source", "AdCompileError", "gradcheck"]
+__version__ = "0.1.0"

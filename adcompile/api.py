@@ -1,0 +1,276 @@
+"""The public API: ``compile``, ``grad``, ``value_and_grad``, ``vjp``, ``source``.
+
+A ``CompiledFunction`` wraps the user's Python function; a ``DerivedFunction`` is a transform
+of another function (its gradient, its vjp). Both are specialised per argument signature
+(dtype and ndim of each argument): the typed IR is built for that signature, transformed,
+turned into source, and compiled by the backend. Nothing is compiled before the first call.
+"""
+import inspect
+
+import numpy as np
+
+from .backend.loader import load
+from .codegen.python import generate
+from .errors import CallError
+from .frontend.parse import translate
+from .ir.builder import Namer
+from .ir.types import type_of_value
+from .transforms.reverse import reverse
+
+BACKENDS = ("numba", "python")
+
+
+def signature_of(args, fname):
+    types = []
+    for k, value in enumerate(args):
+        type_ = type_of_value(value)
+        if type_ is None:
+            raise CallError(f"{fname}: argument {k} has unsupported type {type(value).__name__} "
+                            "(use floats, ints, bools, None and numpy arrays of float64/float32/int64/bool)")
+        types.append(type_)
+    return tuple(types)
+
+
+class _Specialised:
+    """Common machinery: per-signature IR, source and compiled callable."""
+
+    backend = "numba"
+
+    def __init__(self):
+        self._specs = {}
+        self._last_signature = None
+
+    def signature(self, args):
+        return signature_of(args, self.name)
+
+    def specialization(self, sig):
+        spec = self._specs.get(sig)
+        if spec is None:
+            fn_ir = self.ir(sig)
+            source = generate(fn_ir, origin=self.origin())
+            spec = (fn_ir, source, load(source, fn_ir.name, self.backend))
+            self._specs[sig] = spec
+        self._last_signature = sig
+        return spec
+
+    def source(self, *args):
+        if args:
+            sig = self.signature(args)
+        elif self._last_signature is not None:
+            sig = self._last_signature
+        else:
+            raise CallError(f"adcompile.source({self.name}): the source is generated per argument "
+                            "signature; call the function once first or pass example arguments: "
+                            f"adcompile.source(fn, *args)")
+        return self.specialization(sig)[1]
+
+    def run(self, args):
+        self.check_arity(args)
+        sig = self.signature(args)
+        fn_ir, _, compiled = self.specialization(sig)
+        hidden = getattr(self.primal_ir(sig), "hidden_values", [])
+        return fn_ir, compiled(*args, *hidden)
+
+
+class CompiledFunction(_Specialised):
+    """``@adcompile.compile``: calling it runs the compiled forward function."""
+
+    def __init__(self, pyfunc, backend="numba"):
+        super().__init__()
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
+        self.pyfunc = pyfunc
+        self.backend = backend
+        self.name = getattr(pyfunc, "__name__", "function")
+        self.param_names = list(inspect.signature(pyfunc).parameters)
+        self._ir = {}
+        self.__doc__ = pyfunc.__doc__
+        self.__wrapped__ = pyfunc
+
+    @property
+    def __adcompile_python__(self):
+        return self.pyfunc
+
+    def origin(self):
+        return f"{self.pyfunc.__module__}.{self.pyfunc.__qualname__}"
+
+    def check_arity(self, args):
+        if len(args) != len(self.param_names):
+            raise CallError(f"{self.name}() takes {len(self.param_names)} arguments "
+                            f"({', '.join(self.param_names)}) but {len(args)} were given")
+
+    def primal_ir(self, sig):
+        if sig not in self._ir:
+            self._ir[sig] = translate(self.pyfunc, list(sig))
+        return self._ir[sig]
+
+    ir = primal_ir
+
+    def __call__(self, *args):
+        fn_ir, result = self.run(args)
+        return result
+
+    def __repr__(self):
+        return f"<adcompile.compile {self.name}>"
+
+
+def as_compiled(f):
+    if isinstance(f, _Specialised):
+        return f
+    if callable(f) and hasattr(f, "__code__"):
+        return CompiledFunction(f)
+    raise CallError(f"expected a Python function or an adcompile function, got {type(f).__name__}")
+
+
+def wrt_indices(f, wrt, n_args=None):
+    """Normalise ``wrt`` (an int, a name, or a tuple of them) to (list of indices, is_tuple)."""
+    names = f.param_names
+    is_tuple = isinstance(wrt, (tuple, list))
+    items = list(wrt) if is_tuple else [wrt]
+    indices = []
+    for item in items:
+        if isinstance(item, str):
+            if item not in names:
+                raise CallError(f"wrt={item!r}: {f.name} has no argument named {item!r} (it has {names})")
+            indices.append(names.index(item))
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            k = int(item)
+            if not -len(names) <= k < len(names):
+                raise CallError(f"wrt={k} is out of range: {f.name} takes {len(names)} arguments")
+            indices.append(k % len(names))
+        else:
+            raise CallError(f"wrt must be an int, an argument name or a tuple of them, not {item!r}")
+    return indices, is_tuple
+
+
+class DerivedFunction(_Specialised):
+    """A reverse-mode transform of a compiled function: its grad, value_and_grad or vjp."""
+
+    def __init__(self, base, kind, wrt):
+        super().__init__()
+        self.base = as_compiled(base)
+        if isinstance(self.base, DerivedFunction):
+            raise CallError("differentiating a derived function (grad of grad) needs forward mode, "
+                            "which is not available yet")
+        self.kind = kind
+        self.backend = self.base.backend
+        self.param_names = self.base.param_names
+        self.name = f"{kind}({self.base.name})"
+        self.wrt, self.wrt_is_tuple = (wrt_indices(self.base, wrt) if wrt is not None
+                                       else (None, True))
+
+    def origin(self):
+        return f"{self.kind} of {self.base.origin()}"
+
+    def check_arity(self, args):
+        self.base.check_arity(args)
+
+    def primal_ir(self, sig):
+        return self.base.primal_ir(sig)
+
+    def resolved_wrt(self, sig):
+        if self.wrt is not None:
+            indices = self.wrt
+        else:
+            indices = [k for k, t in enumerate(sig) if t.is_float]
+        for k in indices:
+            if not sig[k].is_float:
+                raise CallError(f"{self.name}: cannot differentiate with respect to argument "
+                                f"'{self.param_names[k]}' of type {sig[k]}: only float scalars and float "
+                                f"arrays have gradients")
+        return indices
+
+    def ir(self, sig):
+        primal = self.primal_ir(sig)
+        if self.kind in ("grad", "value_and_grad"):
+            results = primal.results
+            if len(results) != 1 or results[0].type.ndim != 0 or not results[0].type.is_float:
+                shape = "a tuple" if len(results) != 1 else f"a {results[0].type}"
+                raise CallError(f"{self.name}: grad needs a function returning one float scalar, but "
+                                f"{self.base.name} returns {shape}; use adcompile.vjp or "
+                                f"adcompile.jacobian for non-scalar outputs")
+        namer = Namer()
+        return reverse(primal, self.resolved_wrt(sig), namer, mode=self.kind)
+
+    def signature(self, args):
+        return signature_of(args, self.base.name)
+
+    def __call__(self, *args):
+        fn_ir, result = self.run(args)
+        primal = self.primal_ir(self.signature(args))
+        n_out = len(primal.results)
+        grads = tuple(result[len(result) - len(self.resolved_wrt(self.signature(args))):]) \
+            if self.kind != "grad" else tuple(result)
+        grads = grads if self.wrt_is_tuple else grads[0]
+        if self.kind == "grad":
+            return grads
+        values = tuple(result[:n_out])
+        values = values if primal.returns_tuple else values[0]
+        return values, grads
+
+    def __repr__(self):
+        return f"<adcompile {self.name}>"
+
+
+def compile(fn=None, *, backend="numba"):
+    """Decorator: compile ``fn`` with numba (``backend='python'`` runs the generated Python)."""
+    if fn is None:
+        return lambda f: CompiledFunction(f, backend=backend)
+    return CompiledFunction(fn, backend=backend)
+
+
+def grad(f, wrt=0):
+    """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``."""
+    return DerivedFunction(f, "grad", wrt)
+
+
+def value_and_grad(f, wrt=0):
+    """A function returning ``(f(*args), gradient(s))`` from one pass."""
+    return DerivedFunction(f, "value_and_grad", wrt)
+
+
+class _VJPFunction(DerivedFunction):
+    def __init__(self, base, wrt):
+        super().__init__(base, "vjp", wrt)
+
+    def pullback_call(self, args, cotangents):
+        sig = self.signature(args)
+        primal = self.primal_ir(sig)
+        if len(cotangents) != len(primal.results):
+            raise CallError(f"the pullback takes {len(primal.results)} cotangent(s), one per output")
+        full_args = tuple(args) + tuple(cotangents)
+        ct_sig = signature_of(cotangents, self.base.name)
+        for ct_type, out in zip(ct_sig, primal.results):
+            if ct_type.ndim != out.type.ndim:
+                raise CallError(f"cotangent has ndim {ct_type.ndim} but the output has ndim {out.type.ndim}")
+        spec_key = sig
+        fn_ir, _, compiled = self.specialization(spec_key)
+        hidden = getattr(primal, "hidden_values", [])
+        result = compiled(*args, *hidden, *cotangents) if not hidden else \
+            compiled(*args, *hidden, *cotangents)
+        return tuple(result[len(primal.results):])
+
+
+def vjp(f, *args, wrt=None):
+    """JAX-style ``(out, pullback)``; ``pullback(cotangent)`` returns the tuple of gradients."""
+    compiled = as_compiled(f)
+    out = compiled(*args)
+    derived = _VJPFunction(compiled, wrt)
+
+    def pullback(*cotangents):
+        if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
+            cotangents = cotangents[0]
+        cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
+        return derived.pullback_call(args, cotangents)
+
+    pullback.derived = derived
+    return out, pullback
+
+
+def source(fn, *args):
+    """The generated Python source of a compiled or derived function (per argument signature)."""
+    target = getattr(fn, "derived", fn)
+    if not isinstance(target, _Specialised):
+        raise CallError("adcompile.source takes a function made by adcompile.compile, grad, "
+                        "value_and_grad or the pullback of vjp")
+    return target.source(*args)

@@ -1,0 +1,1 @@
+"""Backends: turning generated source into callables."""

@@ -1,0 +1,1 @@
+"""Code generation: IR -> readable Python source."""

@@ -1,0 +1,687 @@
+"""Calls and attributes: numpy/math/builtin functions and array methods lowered to primitives.
+
+Each handler takes the translator, the positional and keyword argument values and the AST
+node, and returns a frontend value. Sugar is lowered here (``np.square(x)`` -> ``x * x``,
+``x.var(axis=0)`` -> mean of squared deviations, ``keepdims=True`` -> ``expand_axis``).
+"""
+from ..errors import AdCompileError, TypeMismatchError, UnsupportedFunctionError, UnsupportedSyntaxError
+from ..ir.builder import const
+from ..ir.nodes import Const, Var
+from ..ir.types import FLOAT64, I8, Type
+from .resolve import DTypeRef, FuncRef, ModuleRef, UserFunction
+from .values import (NONE, EnumerateValue, MethodRef, NoneValue, RangeValue, ReversedValue,
+                     TupleValue, ZipValue)
+
+HANDLERS = {}
+
+
+def handler(*names):
+    def register(fn):
+        for name in names:
+            HANDLERS[name] = fn
+        return fn
+    return register
+
+
+def call(tr, func, args, kwargs, node):
+    if isinstance(func, FuncRef):
+        fn = HANDLERS.get(func.name)
+        if fn is None:
+            raise tr.error(f"'{func.name.split('.', 1)[1]}' is not supported by adcompile", node,
+                           UnsupportedFunctionError)
+        return fn(tr, args, kwargs, node)
+    if isinstance(func, MethodRef):
+        fn = HANDLERS.get("method." + func.name)
+        if fn is None:
+            raise tr.error(f"the array method '.{func.name}()' is not supported by adcompile", node,
+                           UnsupportedFunctionError)
+        return fn(tr, [func.receiver] + args, kwargs, node)
+    if isinstance(func, DTypeRef):
+        return cast(tr, atom(tr, args[0], node), func.dtype, node)
+    if isinstance(func, UserFunction):
+        from .inline import inline_call
+        return inline_call(tr, func.pyfunc, args, kwargs, node)
+    if hasattr(func, "compile_call"):
+        return func.compile_call(tr, args, kwargs, node)
+    raise tr.error("this object cannot be called in compiled code", node, UnsupportedFunctionError)
+
+
+def atom(tr, value, node):
+    return tr.as_atom(value, node)
+
+
+def array_arg(tr, value, node, what="argument"):
+    value = atom(tr, value, node)
+    if value.type.ndim == 0:
+        raise tr.error(f"this {what} must be an array", node, TypeMismatchError)
+    return value
+
+
+def static_int(tr, value, node, what):
+    if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
+        return value.value
+    raise tr.error(f"{what} must be a constant integer", node, TypeMismatchError)
+
+
+def cast(tr, value, dtype, node):
+    if value.type.dtype == dtype:
+        return value if value.type.ndim else tr.emit("alias", [value], node) if isinstance(value, Var) else value
+    if isinstance(value, Const):
+        return const(float(value.value) if dtype in ("f8", "f4") else int(value.value), Type(dtype))
+    return tr.emit("as_dtype", [value], node, dtype=dtype)
+
+
+def _take(args, kwargs, names, defaults=None):
+    """Positional/keyword arguments by name; defaults for the missing ones."""
+    defaults = defaults or {}
+    values = {}
+    for k, name in enumerate(names):
+        if k < len(args):
+            values[name] = args[k]
+        elif name in kwargs:
+            values[name] = kwargs[name]
+        elif name in defaults:
+            values[name] = defaults[name]
+        else:
+            values[name] = None
+    return [values[n] for n in names]
+
+
+def _check_kwargs(tr, kwargs, allowed, node):
+    for name in kwargs:
+        if name not in allowed:
+            raise tr.error(f"keyword argument '{name}' is not supported here", node, UnsupportedSyntaxError)
+
+
+# ------------------------------------------------------------------ elementwise
+_UNARY = {"sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "arcsin", "arccos": "arccos",
+          "arctan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
+          "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10",
+          "sqrt": "sqrt", "abs": "abs", "absolute": "abs", "fabs": "abs", "sign": "sign",
+          "floor": "floor", "ceil": "ceil", "round": "round", "around": "round", "rint": "round",
+          "negative": "neg"}
+for _np_name, _prim in _UNARY.items():
+    def _unary(tr, args, kwargs, node, _prim=_prim):
+        _check_kwargs(tr, kwargs, (), node)
+        x = atom(tr, args[0], node)
+        if isinstance(x, Const) and _prim in ("sqrt", "exp", "log", "sin", "cos"):
+            import math
+            return const(getattr(math, _prim)(x.value))
+        if _prim == "abs" and x.type.dtype == "i8":
+            return tr.emit("abs", [x], node)
+        return tr.emit(_prim, [x], node)
+    HANDLERS["np." + _np_name] = _unary
+    HANDLERS["math." + _np_name] = _unary
+
+_BINARY = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
+           "power": "pow", "maximum": "maximum", "minimum": "minimum", "fmax": "maximum",
+           "fmin": "minimum", "arctan2": "arctan2", "mod": "mod", "remainder": "mod",
+           "greater": "gt", "less": "lt", "equal": "eq", "logical_and": "and", "logical_or": "or"}
+for _np_name, _prim in _BINARY.items():
+    def _binary(tr, args, kwargs, node, _prim=_prim):
+        _check_kwargs(tr, kwargs, (), node)
+        return tr.binop(_prim, args[0], args[1], node) if _prim in ("add", "sub", "mul", "div", "pow", "mod") \
+            else tr.emit(_prim, [atom(tr, args[0], node), atom(tr, args[1], node)], node)
+    HANDLERS["np." + _np_name] = _binary
+HANDLERS["math.arctan2"] = HANDLERS["np.arctan2"]
+HANDLERS["math.power"] = HANDLERS["np.power"]
+
+
+@handler("np.logical_not")
+def _logical_not(tr, args, kwargs, node):
+    return tr.emit("not", [atom(tr, args[0], node)], node)
+
+
+@handler("np.square")
+def _square(tr, args, kwargs, node):
+    x = atom(tr, args[0], node)
+    return tr.emit("mul", [x, x], node)
+
+
+@handler("np.reciprocal")
+def _reciprocal(tr, args, kwargs, node):
+    return tr.emit("div", [const(1.0), atom(tr, args[0], node)], node)
+
+
+@handler("np.exp2")
+def _exp2(tr, args, kwargs, node):
+    return tr.emit("pow", [const(2.0), atom(tr, args[0], node)], node)
+
+
+@handler("np.cbrt")
+def _cbrt(tr, args, kwargs, node):
+    x = atom(tr, args[0], node)
+    magnitude = tr.emit("pow", [tr.emit("abs", [x], node), const(1.0 / 3.0)], node)
+    return tr.emit("mul", [tr.emit("sign", [x], node), magnitude], node)
+
+
+@handler("np.hypot", "math.hypot")
+def _hypot(tr, args, kwargs, node):
+    a, b = atom(tr, args[0], node), atom(tr, args[1], node)
+    return tr.emit("sqrt", [tr.emit("add", [tr.emit("mul", [a, a], node), tr.emit("mul", [b, b], node)], node)], node)
+
+
+@handler("np.logaddexp")
+def _logaddexp(tr, args, kwargs, node):
+    a, b = atom(tr, args[0], node), atom(tr, args[1], node)
+    top = tr.emit("maximum", [a, b], node)
+    low = tr.emit("minimum", [a, b], node)
+    return tr.emit("add", [top, tr.emit("log1p", [tr.emit("exp", [tr.emit("sub", [low, top], node)], node)], node)], node)
+
+
+@handler("np.deg2rad")
+def _deg2rad(tr, args, kwargs, node):
+    import math
+    return tr.emit("mul", [atom(tr, args[0], node), const(math.pi / 180.0)], node)
+
+
+@handler("np.rad2deg")
+def _rad2deg(tr, args, kwargs, node):
+    import math
+    return tr.emit("mul", [atom(tr, args[0], node), const(180.0 / math.pi)], node)
+
+
+@handler("np.sinc")
+def _sinc(tr, args, kwargs, node):
+    raise tr.error("'np.sinc' is not supported by adcompile", node, UnsupportedFunctionError)
+
+
+@handler("np.where")
+def _where(tr, args, kwargs, node):
+    if len(args) != 3:
+        raise tr.error("np.where needs three arguments (condition, x, y) in compiled code", node,
+                       UnsupportedFunctionError)
+    c, a, b = (atom(tr, v, node) for v in args)
+    return tr.emit("where", [c, a, b], node)
+
+
+@handler("np.clip", "method.clip")
+def _clip(tr, args, kwargs, node):
+    x, lo, hi = _take(args, kwargs, ["a", "a_min", "a_max"])
+    if lo is None and hi is None:
+        lo, hi = kwargs.get("min"), kwargs.get("max")
+    x = atom(tr, x, node)
+    lo = const(-float("inf")) if lo is None or isinstance(lo, NoneValue) else atom(tr, lo, node)
+    hi = const(float("inf")) if hi is None or isinstance(hi, NoneValue) else atom(tr, hi, node)
+    return tr.emit("clip", [x, lo, hi], node)
+
+
+@handler("np.isnan", "np.isinf", "np.isfinite", "math.isnan", "math.isinf", "math.isfinite")
+def _isnan(tr, args, kwargs, node):
+    raise tr.error("isnan/isinf/isfinite are not supported in compiled code yet", node, UnsupportedFunctionError)
+
+
+# ------------------------------------------------------------------ builtins
+@handler("builtin.abs")
+def _abs(tr, args, kwargs, node):
+    return tr.emit("abs", [atom(tr, args[0], node)], node)
+
+
+def _builtin_extremum(prim, reduction):
+    def fn(tr, args, kwargs, node):
+        if len(args) == 1:
+            return _reduce(tr, reduction, atom(tr, args[0], node), None, False, node)
+        result = atom(tr, args[0], node)
+        for other in args[1:]:
+            result = tr.emit(prim, [result, atom(tr, other, node)], node)
+        return result
+    return fn
+
+
+HANDLERS["builtin.min"] = _builtin_extremum("minimum", "min")
+HANDLERS["builtin.max"] = _builtin_extremum("maximum", "max")
+
+
+@handler("builtin.float")
+def _float(tr, args, kwargs, node):
+    x = atom(tr, args[0], node)
+    if isinstance(x, Const):
+        return const(float(x.value))
+    if x.type.ndim:
+        raise tr.error("float() of an array", node, TypeMismatchError)
+    return x if x.type.dtype == "f8" else tr.emit("to_float", [x], node)
+
+
+@handler("builtin.int")
+def _int(tr, args, kwargs, node):
+    x = atom(tr, args[0], node)
+    if isinstance(x, Const):
+        return const(int(x.value))
+    return x if x.type.dtype == "i8" else tr.emit("to_int", [x], node)
+
+
+@handler("builtin.bool")
+def _bool(tr, args, kwargs, node):
+    return tr.emit("ne", [atom(tr, args[0], node), const(0)], node)
+
+
+@handler("builtin.len")
+def _len(tr, args, kwargs, node):
+    value = args[0]
+    if isinstance(value, TupleValue):
+        return const(len(value.items))
+    return tr.emit("dim", [array_arg(tr, value, node)], node, axis=0)
+
+
+@handler("builtin.range")
+def _range(tr, args, kwargs, node):
+    ints = [atom(tr, a, node) for a in args]
+    for value in ints:
+        if value.type.dtype != "i8" or value.type.ndim:
+            raise tr.error("range() arguments must be integers", node, TypeMismatchError)
+    if len(ints) == 1:
+        return RangeValue(const(0), ints[0], const(1))
+    if len(ints) == 2:
+        return RangeValue(ints[0], ints[1], const(1))
+    if len(ints) == 3:
+        if isinstance(ints[2], Const) and ints[2].value == 0:
+            raise tr.error("range() step must not be zero", node, AdCompileError)
+        return RangeValue(*ints)
+    raise tr.error("range() takes one to three arguments", node, TypeMismatchError)
+
+
+@handler("builtin.enumerate")
+def _enumerate(tr, args, kwargs, node):
+    return EnumerateValue(args[0])
+
+
+@handler("builtin.zip")
+def _zip(tr, args, kwargs, node):
+    return ZipValue(args)
+
+
+@handler("builtin.reversed")
+def _reversed(tr, args, kwargs, node):
+    return ReversedValue(args[0])
+
+
+@handler("builtin.round")
+def _round(tr, args, kwargs, node):
+    return tr.emit("round", [atom(tr, args[0], node)], node)
+
+
+@handler("builtin.sum")
+def _builtin_sum(tr, args, kwargs, node):
+    value = args[0]
+    if isinstance(value, TupleValue):
+        total = const(0)
+        for item in value.items:
+            total = tr.binop("add", total, item, node)
+        return total
+    return _reduce(tr, "sum", array_arg(tr, value, node), None, False, node)
+
+
+# ------------------------------------------------------------------ reductions
+def _axes(tr, axis, ndim, node):
+    if axis is None or isinstance(axis, NoneValue):
+        return None
+    values = axis.items if isinstance(axis, TupleValue) else [axis]
+    axes = []
+    for value in values:
+        k = static_int(tr, value, node, "axis")
+        if not -ndim <= k < ndim:
+            raise tr.error(f"axis {k} is out of bounds for a {ndim}-d array", node, TypeMismatchError)
+        axes.append(k % ndim)
+    return sorted(set(axes))
+
+
+def _reduce(tr, prim, x, axis, keepdims, node):
+    if x.type.ndim == 0:
+        return x
+    axes = _axes(tr, axis, x.type.ndim, node)
+    if axes is None or len(axes) == x.type.ndim:
+        result = tr.emit(prim, [x], node)
+        if keepdims:
+            for k in range(x.type.ndim):
+                result = tr.emit("expand_axis", [result], node, axis=k)
+        return result
+    result = x
+    for k in reversed(axes):
+        result = tr.emit(prim, [result], node, axis=k)
+    if keepdims:
+        for k in axes:
+            result = tr.emit("expand_axis", [result], node, axis=k)
+    return result
+
+
+def _reduction_handler(prim):
+    def fn(tr, args, kwargs, node):
+        _check_kwargs(tr, kwargs, ("axis", "keepdims", "a"), node)
+        x, axis, keepdims = _take(args, kwargs, ["a", "axis", "keepdims"])
+        keep = keepdims is not None and isinstance(keepdims, Const) and bool(keepdims.value)
+        return _reduce(tr, prim, atom(tr, x, node), axis, keep, node)
+    return fn
+
+
+for _name, _prim in {"sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min",
+                     "amax": "max", "amin": "min"}.items():
+    HANDLERS["np." + _name] = _reduction_handler(_prim)
+    HANDLERS["method." + _name] = _reduction_handler(_prim)
+
+
+def _moments(take_sqrt):
+    def fn(tr, args, kwargs, node):
+        _check_kwargs(tr, kwargs, ("axis", "keepdims", "ddof"), node)
+        x, axis, keepdims, ddof = _take(args, kwargs, ["a", "axis", "keepdims", "ddof"])
+        x = array_arg(tr, x, node)
+        keep = keepdims is not None and isinstance(keepdims, Const) and bool(keepdims.value)
+        centred = tr.emit("sub", [x, _reduce(tr, "mean", x, axis, True, node)], node)
+        squares = tr.emit("mul", [centred, centred], node)
+        result = _reduce(tr, "mean", squares, axis, keep, node)
+        if ddof is not None and not (isinstance(ddof, Const) and ddof.value == 0):
+            axes = _axes(tr, axis, x.type.ndim, node)
+            n = tr.emit("size", [x], node) if axes is None else _count_axes(tr, x, axes, node)
+            n = tr.emit("to_float", [n], node)
+            result = tr.emit("mul", [result, tr.emit("div", [n, tr.emit("sub", [n, atom(tr, ddof, node)], node)], node)], node)
+        return tr.emit("sqrt", [result], node) if take_sqrt else result
+    return fn
+
+
+def _count_axes(tr, x, axes, node):
+    n = const(1)
+    for k in axes:
+        n = tr.emit("mul", [n, tr.emit("dim", [x], node, axis=k)], node)
+    return n
+
+
+HANDLERS["np.var"] = HANDLERS["method.var"] = _moments(False)
+HANDLERS["np.std"] = HANDLERS["method.std"] = _moments(True)
+
+
+@handler("np.cumsum", "method.cumsum")
+def _cumsum(tr, args, kwargs, node):
+    x, axis = _take(args, kwargs, ["a", "axis"])
+    if axis is not None and not isinstance(axis, NoneValue):
+        raise tr.error("cumsum with an axis is not supported yet (flattened cumsum only)", node,
+                       UnsupportedFunctionError)
+    return tr.emit("cumsum", [array_arg(tr, x, node)], node)
+
+
+@handler("np.linalg.norm")
+def _norm(tr, args, kwargs, node):
+    x, ord_, axis = _take(args, kwargs, ["x", "ord", "axis"])
+    if (ord_ is not None and not isinstance(ord_, NoneValue)) or (axis is not None and not isinstance(axis, NoneValue)):
+        raise tr.error("np.linalg.norm supports the default 2-norm / Frobenius norm only", node,
+                       UnsupportedFunctionError)
+    x = atom(tr, x, node)
+    if x.type.ndim == 0:
+        return tr.emit("abs", [x], node)
+    return tr.emit("norm", [x], node)
+
+
+# ------------------------------------------------------------------ linear algebra
+def matmul(tr, a, b, node):
+    if a.type.ndim == 0 or b.type.ndim == 0:
+        raise tr.error("matmul operands must be arrays (use * for scalars)", node, TypeMismatchError)
+    return tr.emit("matmul", [a, b], node)
+
+
+@handler("np.matmul")
+def _matmul(tr, args, kwargs, node):
+    return matmul(tr, atom(tr, args[0], node), atom(tr, args[1], node), node)
+
+
+@handler("np.dot", "method.dot", "np.inner", "np.vdot")
+def _dot(tr, args, kwargs, node):
+    a, b = atom(tr, args[0], node), atom(tr, args[1], node)
+    if a.type.ndim == 0 or b.type.ndim == 0:
+        return tr.emit("mul", [a, b], node)
+    return matmul(tr, a, b, node)
+
+
+@handler("np.outer")
+def _outer(tr, args, kwargs, node):
+    a, b = (atom(tr, v, node) for v in args[:2])
+    flat = [tr.emit("ravel", [v], node) if v.type.ndim != 1 else v for v in (a, b)]
+    return tr.emit("outer", flat, node)
+
+
+@handler("np.transpose", "method.transpose")
+def _transpose(tr, args, kwargs, node):
+    x = array_arg(tr, args[0], node)
+    axes = args[1:] if len(args) > 1 else ([kwargs["axes"]] if "axes" in kwargs else [])
+    if len(axes) == 1 and isinstance(axes[0], TupleValue):
+        axes = axes[0].items
+    if not axes:
+        if x.type.ndim <= 2:
+            return tr.emit("transpose", [x], node) if x.type.ndim == 2 else x
+        axes_static = tuple(reversed(range(x.type.ndim)))
+    else:
+        axes_static = tuple(static_int(tr, a, node, "axes") % x.type.ndim for a in axes)
+    return tr.emit("transpose", [x], node, axes=axes_static)
+
+
+@handler("np.trace", "method.trace")
+def _trace(tr, args, kwargs, node):
+    return tr.emit("trace", [array_arg(tr, args[0], node)], node)
+
+
+@handler("np.diag")
+def _diag(tr, args, kwargs, node):
+    x = array_arg(tr, args[0], node)
+    if x.type.ndim > 2:
+        raise tr.error("np.diag takes a 1-d or 2-d array", node, TypeMismatchError)
+    return tr.emit("diag", [x], node)
+
+
+# ------------------------------------------------------------------ shapes
+def shape_atoms(tr, value, node):
+    """Integer atoms of a shape given as an int, a tuple of ints or ``x.shape``."""
+    items = value.items if isinstance(value, TupleValue) else [value]
+    out = []
+    for item in items:
+        item = atom(tr, item, node)
+        if item.type.dtype != "i8" or item.type.ndim:
+            raise tr.error("shapes must be integers", node, TypeMismatchError)
+        out.append(item)
+    return out
+
+
+@handler("np.reshape", "method.reshape")
+def _reshape(tr, args, kwargs, node):
+    x = atom(tr, args[0], node)
+    shape_args = args[1:] if len(args) > 1 else [kwargs.get("newshape", kwargs.get("shape"))]
+    if len(shape_args) == 1:
+        shape = shape_atoms(tr, shape_args[0], node)
+    else:
+        shape = shape_atoms(tr, TupleValue(shape_args), node)
+    if x.type.ndim == 0:
+        x = tr.emit("expand_axis", [x], node, axis=0)
+    return tr.emit("reshape", [x] + shape, node)
+
+
+@handler("np.ravel", "method.ravel", "method.flatten")
+def _ravel(tr, args, kwargs, node):
+    x = array_arg(tr, args[0], node)
+    return x if x.type.ndim == 1 and False else tr.emit("ravel", [x], node)
+
+
+@handler("np.expand_dims")
+def _expand_dims(tr, args, kwargs, node):
+    x = atom(tr, args[0], node)
+    axis = static_int(tr, args[1] if len(args) > 1 else kwargs["axis"], node, "axis")
+    return tr.emit("expand_axis", [x], node, axis=axis % (x.type.ndim + 1))
+
+
+@handler("np.squeeze", "method.squeeze")
+def _squeeze(tr, args, kwargs, node):
+    x = array_arg(tr, args[0], node)
+    axis = args[1] if len(args) > 1 else kwargs.get("axis")
+    if axis is None or isinstance(axis, NoneValue):
+        raise tr.error("squeeze needs an explicit axis in compiled code (shapes are run-time values)",
+                       node, UnsupportedFunctionError)
+    k = static_int(tr, axis, node, "axis") % x.type.ndim
+    return tr.getitem(x, [("slice", None, None, None)] * k + [("int", const(0))], node)
+
+
+@handler("np.atleast_1d")
+def _atleast_1d(tr, args, kwargs, node):
+    x = atom(tr, args[0], node)
+    return x if x.type.ndim else tr.emit("expand_axis", [x], node, axis=0)
+
+
+def _dtype_of(tr, value, node, default=FLOAT64):
+    if value is None or isinstance(value, NoneValue):
+        return default
+    if isinstance(value, DTypeRef):
+        return value.dtype
+    if isinstance(value, FuncRef) and value.name == "builtin.float":
+        return "f8"
+    if isinstance(value, FuncRef) and value.name == "builtin.int":
+        return "i8"
+    raise tr.error("dtype must be np.float64, np.float32, np.int64, float or int", node, TypeMismatchError)
+
+
+def _creator(prim):
+    def fn(tr, args, kwargs, node):
+        shape, dtype = _take(args, kwargs, ["shape", "dtype"])
+        shape = shape_atoms(tr, shape, node)
+        return tr.emit(prim, shape, node, ndim=len(shape), dtype=_dtype_of(tr, dtype, node))
+    return fn
+
+
+HANDLERS["np.zeros"] = _creator("zeros")
+HANDLERS["np.ones"] = _creator("ones")
+HANDLERS["np.empty"] = _creator("empty")
+
+
+@handler("np.full")
+def _full(tr, args, kwargs, node):
+    shape, value, dtype = _take(args, kwargs, ["shape", "fill_value", "dtype"])
+    value = atom(tr, value, node)
+    if dtype is not None:
+        value = cast(tr, value, _dtype_of(tr, dtype, node), node)
+    elif value.type.dtype == "i8":
+        value = cast(tr, value, "f8", node) if False else value
+    return tr.emit("full", shape_atoms(tr, shape, node) + [value], node)
+
+
+def _like(prim):
+    def fn(tr, args, kwargs, node):
+        x, dtype = _take(args, kwargs, ["a", "dtype"])
+        x = atom(tr, x, node)
+        if dtype is not None and not isinstance(dtype, NoneValue):
+            x = cast(tr, x, _dtype_of(tr, dtype, node), node)
+        if x.type.ndim == 0:
+            return const(0.0) if prim == "zeros_like" else const(1.0)
+        return tr.emit(prim, [x], node)
+    return fn
+
+
+HANDLERS["np.zeros_like"] = _like("zeros_like")
+HANDLERS["np.empty_like"] = _like("zeros_like")
+HANDLERS["np.ones_like"] = _like("ones_like")
+
+
+@handler("np.full_like")
+def _full_like(tr, args, kwargs, node):
+    x, value = atom(tr, args[0], node), atom(tr, args[1], node)
+    return tr.emit("add", [tr.emit("zeros_like", [x], node), value], node)
+
+
+@handler("np.copy", "method.copy")
+def _copy(tr, args, kwargs, node):
+    x = atom(tr, args[0], node)
+    return tr.emit("copy", [x], node) if x.type.ndim else x
+
+
+@handler("method.astype")
+def _astype(tr, args, kwargs, node):
+    return cast(tr, atom(tr, args[0], node), _dtype_of(tr, args[1], node), node)
+
+
+@handler("np.arange")
+def _arange(tr, args, kwargs, node):
+    values = [atom(tr, a, node) for a in args]
+    if not 1 <= len(values) <= 3:
+        raise tr.error("np.arange takes one to three arguments", node, TypeMismatchError)
+    return tr.emit("arange", values, node)
+
+
+@handler("np.linspace")
+def _linspace(tr, args, kwargs, node):
+    start, stop, num = _take(args, kwargs, ["start", "stop", "num"], {"num": const(50)})
+    return tr.emit("linspace", [atom(tr, start, node), atom(tr, stop, node), atom(tr, num, node)], node)
+
+
+@handler("np.eye", "np.identity")
+def _eye(tr, args, kwargs, node):
+    if len(args) > 1:
+        raise tr.error("np.eye(N) with one argument only", node, UnsupportedFunctionError)
+    return tr.emit("eye", [atom(tr, args[0], node)], node)
+
+
+def _sequence(tr, value, node):
+    if not isinstance(value, TupleValue):
+        raise tr.error("expected a tuple or list of arrays", node, TypeMismatchError)
+    return [atom(tr, v, node) for v in value.items]
+
+
+@handler("np.concatenate")
+def _concatenate(tr, args, kwargs, node):
+    arrays, axis = _take(args, kwargs, ["arrays", "axis"], {"axis": const(0)})
+    arrays = _sequence(tr, arrays, node)
+    k = static_int(tr, axis, node, "axis") % arrays[0].type.ndim
+    return tr.emit("concatenate", arrays, node, axis=k)
+
+
+@handler("np.stack")
+def _stack(tr, args, kwargs, node):
+    arrays, axis = _take(args, kwargs, ["arrays", "axis"], {"axis": const(0)})
+    arrays = _sequence(tr, arrays, node)
+    k = static_int(tr, axis, node, "axis") % (arrays[0].type.ndim + 1)
+    return tr.emit("stack", arrays, node, axis=k)
+
+
+@handler("np.hstack")
+def _hstack(tr, args, kwargs, node):
+    arrays = _sequence(tr, args[0], node)
+    return tr.emit("concatenate", arrays, node, axis=0 if arrays[0].type.ndim == 1 else 1)
+
+
+@handler("np.vstack")
+def _vstack(tr, args, kwargs, node):
+    arrays = [a if a.type.ndim == 2 else tr.emit("expand_axis", [a], node, axis=0)
+              for a in _sequence(tr, args[0], node)]
+    return tr.emit("concatenate", arrays, node, axis=0)
+
+
+@handler("np.array", "np.asarray")
+def _array(tr, args, kwargs, node):
+    value, dtype = _take(args, kwargs, ["object", "dtype"])
+    if isinstance(value, TupleValue):
+        items = [atom(tr, v, node) for v in value.items]
+        if all(i.type.ndim == 0 for i in items):
+            items = [tr.emit("expand_axis", [i], node, axis=0) for i in items]
+            result = tr.emit("concatenate", items, node, axis=0)
+        else:
+            result = tr.emit("stack", items, node, axis=0)
+    else:
+        result = atom(tr, value, node)
+        result = tr.emit("copy", [result], node) if result.type.ndim else result
+    if dtype is not None and not isinstance(dtype, NoneValue):
+        result = cast(tr, result, _dtype_of(tr, dtype, node), node)
+    elif result.type.dtype == "i8" and isinstance(value, TupleValue) and False:
+        pass
+    return result
+
+
+# ------------------------------------------------------------------ attributes
+def attribute(tr, x, attr, node):
+    if attr == "shape":
+        return TupleValue([tr.emit("dim", [x], node, axis=k) for k in range(x.type.ndim)])
+    if attr == "ndim":
+        return const(x.type.ndim)
+    if attr == "size":
+        return tr.emit("size", [x], node) if x.type.ndim else const(1)
+    if attr == "T":
+        return tr.emit("transpose", [x], node) if x.type.ndim == 2 else \
+            (x if x.type.ndim < 2 else tr.emit("transpose", [x], node, axes=tuple(reversed(range(x.type.ndim)))))
+    if attr == "real":
+        return x
+    if "method." + attr in HANDLERS:
+        return MethodRef(x, attr)
+    raise tr.error(f"arrays have no supported attribute '{attr}'", node, UnsupportedFunctionError)
+
+
+__all__ = ["call", "attribute", "matmul", "UnsupportedFunctionError", "ModuleRef", "I8", "Var", "NONE"]

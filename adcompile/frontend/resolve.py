@@ -1,0 +1,95 @@
+"""Name resolution: what a global or closure name of the user's function refers to.
+
+numpy may be imported under any name (``np``, ``numpy``, ``from numpy import exp``): we
+look at the object a name is bound to, not at its spelling, and find numpy functions by
+identity in a table.
+"""
+import builtins
+import math
+import types
+
+import numpy as np
+
+
+class ModuleRef:
+    def __init__(self, module):
+        self.module = module
+
+
+class FuncRef:
+    """A known function: ``name`` keys the handler table in ``frontend/calls.py``."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+class UserFunction:
+    """A Python function (or compiled adcompile function) to inline at the call site."""
+
+    def __init__(self, pyfunc):
+        self.pyfunc = pyfunc
+
+
+class DTypeRef:
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+_NUMPY_NAMES = [
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "exp", "expm1",
+    "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "absolute", "fabs", "sign", "power",
+    "maximum", "minimum", "fmax", "fmin", "where", "clip", "floor", "ceil", "round", "around", "rint",
+    "sum", "mean", "prod", "max", "min", "amax", "amin", "dot", "matmul", "outer", "transpose",
+    "reshape", "ravel", "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "empty_like",
+    "full_like", "copy", "arange", "linspace", "eye", "identity", "diag", "trace", "concatenate",
+    "stack", "hstack", "vstack", "cumsum", "var", "std", "arctan2", "add", "subtract", "multiply",
+    "divide", "true_divide", "negative", "reciprocal", "array", "asarray", "exp2", "hypot",
+    "logaddexp", "inner", "vdot", "float64", "float32", "int64", "isnan", "isinf", "isfinite",
+    "cbrt", "deg2rad", "rad2deg", "expand_dims", "squeeze", "atleast_1d", "sinc", "logical_and",
+    "logical_or", "logical_not", "greater", "less", "equal", "mod", "remainder", "floor_divide",
+]
+_MATH_NAMES = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "expm1",
+               "log", "log1p", "log2", "log10", "sqrt", "fabs", "floor", "ceil", "atan2", "pow",
+               "hypot", "isnan", "isinf", "isfinite"]
+_MATH_ALIASES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2", "pow": "power"}
+_BUILTIN_NAMES = ["abs", "min", "max", "float", "int", "len", "range", "enumerate", "zip", "sum",
+                  "bool", "reversed", "round"]
+
+_BY_ID = None
+
+
+def _table():
+    global _BY_ID
+    if _BY_ID is None:
+        table = {}
+        for name in _NUMPY_NAMES:
+            if hasattr(np, name):
+                table[id(getattr(np, name))] = "np." + name
+        table[id(np.linalg.norm)] = "np.linalg.norm"
+        for name in _MATH_NAMES:
+            table[id(getattr(math, name))] = "math." + _MATH_ALIASES.get(name, name)
+        for name in _BUILTIN_NAMES:
+            table[id(getattr(builtins, name))] = "builtin." + name
+        _BY_ID = table
+    return _BY_ID
+
+
+def classify(value):
+    """A frontend value for a Python object found in globals, closures or as an attribute."""
+    if isinstance(value, types.ModuleType):
+        return ModuleRef(value)
+    known = _table().get(id(value))
+    if known is not None:
+        if known in ("np.float64", "np.float32", "np.int64"):
+            return DTypeRef({"np.float64": "f8", "np.float32": "f4", "np.int64": "i8"}[known])
+        return FuncRef(known)
+    if value is float:
+        return FuncRef("builtin.float")
+    return None
+
+
+def module_constant(module, attr):
+    """Constants such as ``np.pi`` and ``math.e``; None if ``attr`` is not one."""
+    if module in (np, math) and attr in ("pi", "e", "inf", "nan", "tau"):
+        return float(getattr(module, attr))
+    return None

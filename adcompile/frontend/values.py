@@ -1,0 +1,42 @@
+"""Compile-time values of the frontend that are not IR atoms: tuples, ranges, None, slices."""
+
+
+class TupleValue:
+    """A Python tuple known at compile time (shapes, multiple return values, tuple literals)."""
+
+    def __init__(self, items):
+        self.items = list(items)
+
+
+class RangeValue:
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+
+class EnumerateValue:
+    def __init__(self, inner):
+        self.inner = inner
+
+
+class ZipValue:
+    def __init__(self, inners):
+        self.inners = inners
+
+
+class ReversedValue:
+    def __init__(self, inner):
+        self.inner = inner
+
+
+class NoneValue:
+    pass
+
+
+NONE = NoneValue()
+
+
+class MethodRef:
+    """``x.sum`` before it is called: the receiver and the method name."""
+
+    def __init__(self, receiver, name):
+        self.receiver, self.name = receiver, name

@@ -1,0 +1,1 @@
+"""The intermediate representation: typed statements with structured control flow."""

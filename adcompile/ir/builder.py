@@ -1,0 +1,130 @@
+"""Builder: appends typed ``Assign`` statements to a block and names their results.
+
+The frontend, the derivative rules and the transforms all construct IR through a Builder,
+so every value gets its type from the primitive table in one place.
+"""
+from .. import primitives
+from .nodes import Assign, Const, Var
+from .types import B1, F4, F8, I8, Type
+
+
+def const(value, type_=None):
+    if type_ is None:
+        if isinstance(value, bool):
+            type_ = B1
+        elif isinstance(value, int):
+            type_ = I8
+        else:
+            type_ = F8
+    return Const(value, type_)
+
+
+class Namer:
+    """Hands out readable, unique variable names within one generated function."""
+
+    def __init__(self):
+        self.taken = set()
+
+    def reserve(self, name):
+        self.taken.add(name)
+
+    def fresh(self, base):
+        base = base or "t"
+        if base not in self.taken:
+            self.taken.add(base)
+            return base
+        i = 1
+        while f"{base}_{i}" in self.taken:
+            i += 1
+        name = f"{base}_{i}"
+        self.taken.add(name)
+        return name
+
+
+class Builder:
+    def __init__(self, namer, block=None, loc=None):
+        self.namer = namer
+        self.block = [] if block is None else block
+        self.loc = loc
+
+    def new_var(self, base, type_, is_temp=False):
+        return Var(self.namer.fresh(base), type_, is_temp=is_temp)
+
+    def temp(self, type_):
+        return self.new_var("_t", type_, is_temp=True)
+
+    def emit(self, prim, args, target=None, **params):
+        """Append ``target = prim(*args)`` and return target (a new temp if not given)."""
+        args = [a if isinstance(a, (Var, Const)) else const(a) for a in args]
+        type_ = primitives.result_type(prim, [a.type for a in args], params,
+                                       [isinstance(a, Const) for a in args])
+        if target is None:
+            target = self.temp(type_)
+        self.block.append(Assign(target, prim, args, params, self.loc))
+        return target
+
+    def append(self, stmt):
+        if stmt.loc is None:
+            stmt.loc = self.loc
+        self.block.append(stmt)
+        return stmt
+
+    def fold(self, op, a, b):
+        """Fold arithmetic on two numeric constants; None if not both constants."""
+        if isinstance(a, Const) and isinstance(b, Const) and not isinstance(a.value, bool) \
+                and not isinstance(b.value, bool):
+            return const(op(a.value, b.value))
+        return None
+
+    # Shorthands used by derivative rules; they fold the trivial cases (x * 1, x + 0).
+    def add(self, a, b):
+        folded = self.fold(lambda p, q: p + q, a, b)
+        if folded is not None:
+            return folded
+        if _is_zero(a):
+            return b
+        if _is_zero(b):
+            return a
+        return self.emit("add", [a, b])
+
+    def sub(self, a, b):
+        folded = self.fold(lambda p, q: p - q, a, b)
+        if folded is not None:
+            return folded
+        if _is_zero(b):
+            return a
+        return self.emit("sub", [a, b])
+
+    def mul(self, a, b):
+        folded = self.fold(lambda p, q: p * q, a, b)
+        if folded is not None:
+            return folded
+        if _is_one(a):
+            return b
+        if _is_one(b):
+            return a
+        return self.emit("mul", [a, b])
+
+    def div(self, a, b):
+        if _is_one(b):
+            return a
+        return self.emit("div", [a, b])
+
+    def neg(self, a):
+        if isinstance(a, Const) and not isinstance(a.value, bool):
+            return const(-a.value, a.type)
+        return self.emit("neg", [a])
+
+    def call(self, prim, *args, **params):
+        return self.emit(prim, list(args), **params)
+
+
+def _is_zero(atom):
+    return isinstance(atom, Const) and not isinstance(atom.value, bool) and atom.value == 0
+
+
+def _is_one(atom):
+    return isinstance(atom, Const) and not isinstance(atom.value, bool) and atom.value == 1
+
+
+__all__ = ["Builder", "Namer", "const", "F8", "F4", "I8", "Type"]

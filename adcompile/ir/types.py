@@ -1,0 +1,77 @@
+"""Static types of IR values: a dtype and a number of dimensions.
+
+adcompile specialises every function on its argument signature (dtype and ndim of each
+argument, as numba does), so every IR value has a ``Type`` known at compile time. Shapes are
+not part of a type: they are run-time values.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+FLOAT64, FLOAT32, INT64, BOOL, NONE = "f8", "f4", "i8", "b1", "none"
+_RANK = {BOOL: 0, INT64: 1, FLOAT32: 2, FLOAT64: 3}
+NUMPY_DTYPE_NAME = {FLOAT64: "np.float64", FLOAT32: "np.float32", INT64: "np.int64", BOOL: "np.bool_"}
+
+
+@dataclass(frozen=True)
+class Type:
+    dtype: str
+    ndim: int = 0
+
+    @property
+    def is_float(self):
+        return self.dtype in (FLOAT64, FLOAT32)
+
+    @property
+    def is_array(self):
+        return self.ndim > 0
+
+    @property
+    def is_scalar(self):
+        return self.ndim == 0
+
+    def with_ndim(self, ndim):
+        return Type(self.dtype, ndim)
+
+    def with_dtype(self, dtype):
+        return Type(dtype, self.ndim)
+
+    def __str__(self):
+        return self.dtype if self.ndim == 0 else f"{self.dtype}[{','.join(':' * self.ndim)}]"
+
+
+F8, F4, I8, B1, NONE_T = Type(FLOAT64), Type(FLOAT32), Type(INT64), Type(BOOL), Type(NONE)
+
+
+def promote_dtypes(*dtypes):
+    """The numpy result dtype of mixing ``dtypes`` (bool < int < float32 < float64)."""
+    return max(dtypes, key=lambda d: _RANK[d])
+
+
+def to_float(dtype):
+    return dtype if dtype in (FLOAT64, FLOAT32) else FLOAT64
+
+
+def type_of_value(value):
+    """The IR type of a run-time Python/numpy value, or None if it is not a supported one."""
+    if isinstance(value, (bool, np.bool_)):
+        return B1
+    if isinstance(value, (int, np.integer)):
+        return I8
+    if isinstance(value, (float, np.floating)):
+        return F4 if isinstance(value, np.float32) else F8
+    if value is None:
+        return NONE_T
+    if isinstance(value, np.ndarray):
+        kind = value.dtype.kind
+        if kind == "f":
+            return Type(FLOAT32 if value.dtype == np.float32 else FLOAT64, value.ndim)
+        if kind in "iu":
+            return Type(INT64, value.ndim)
+        if kind == "b":
+            return Type(BOOL, value.ndim)
+    return None
+
+
+def numpy_dtype(dtype):
+    return {FLOAT64: np.float64, FLOAT32: np.float32, INT64: np.int64, BOOL: np.bool_}[dtype]

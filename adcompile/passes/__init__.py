@@ -1,0 +1,1 @@
+"""Analyses and simplifications over the IR, one per file."""

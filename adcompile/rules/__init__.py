@@ -1,0 +1,1 @@
+"""Derivative rules, one table per mode, keyed by primitive name."""

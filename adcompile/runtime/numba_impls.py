@@ -1,0 +1,715 @@
+"""Numba implementations of the runtime helpers in :mod:`adcompile.runtime.helpers`.
+
+Importing this module registers, with ``numba.extending.overload``, a
+nopython implementation for every public helper.  After that, generated code
+that calls ``rt.NAME(...)`` (``rt`` being ``adcompile.runtime.helpers``)
+compiles under ``numba.njit`` (``cache=True`` included).  Import it once,
+before compiling generated code.
+
+Each overload dispatches at compile time on the numba types of its arguments
+(scalar vs array, ndim, dtype, layout) and is type-stable: the return type
+depends on argument types only, never on run-time shapes.  The heavy lifting
+is done by small ``njit`` kernels with explicit loops.  Semantics (including
+dtypes and aliasing) are documented on the plain-numpy helpers.
+"""
+
+import numpy as np
+from numba import njit, types
+from numba.core import errors
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
+from numba.np.unsafe.ndarray import to_fixed_tuple
+
+from . import helpers
+
+# Options for the overload implementations and the kernels.  The numpy error
+# model makes float division by zero give inf/nan as in numpy.
+_OPTS = {"error_model": "numpy"}
+_kernel = njit(cache=True, nogil=True, error_model="numpy")
+
+
+# --------------------------------------------------------- compile-time utils
+
+
+def _is_scalar(t):
+    return isinstance(t, (types.Number, types.Boolean))
+
+
+def _is_array(t):
+    return isinstance(t, types.Array)
+
+
+def _np_dtype(t):
+    """numpy dtype of a numba scalar type or of an array type's elements."""
+    if _is_array(t):
+        t = t.dtype
+    return as_dtype(types.unliteral(t))
+
+
+def _grad_dtype(t):
+    """Gradient dtype for a value of numba type ``t`` (see helpers docstring)."""
+    dt = _np_dtype(t)
+    return dt if dt.kind in "fc" else np.dtype(np.float64)
+
+
+def _fail(name, *args):
+    raise errors.TypingError(f"rt.{name}: unsupported argument types {args}")
+
+
+def _as_index_array(i):
+    """Internal: an int gives a length-1 int64 array, a 1-D int array itself."""
+    raise NotImplementedError  # only used from numba
+
+
+@overload(_as_index_array, jit_options=_OPTS)
+def _ol_as_index_array(i):
+    if isinstance(i, types.Integer):
+        return lambda i: np.full(1, i, np.int64)
+    if _is_array(i) and i.ndim == 1 and isinstance(i.dtype, types.Integer):
+        return lambda i: i
+    return None
+
+
+# --------------------------------------------------------- broadcast kernels
+
+
+@_kernel
+def _small_strides(big, small):
+    """Element strides into a C array of shape ``small`` (padded to
+    ``len(big)``) when iterating ``big``; 0 on broadcast axes."""
+    nd = big.shape[0]
+    st = np.zeros(nd, np.int64)
+    s = 1
+    for d in range(nd - 1, -1, -1):
+        if small[d] == big[d]:
+            st[d] = s
+        elif small[d] != 1:
+            raise ValueError("shapes are not broadcast-compatible")
+        s *= small[d]
+    return st
+
+
+@_kernel
+def _next_row(idx, big, st, off):
+    """Advance the odometer ``idx`` over all axes but the last; new offset."""
+    d = big.shape[0] - 2
+    while d >= 0:
+        idx[d] += 1
+        off += st[d]
+        if idx[d] < big[d]:
+            return off
+        off -= st[d] * big[d]
+        idx[d] = 0
+        d -= 1
+    return off
+
+
+@_kernel
+def _sum_into(src, big, small, out):
+    """``out`` (flat C array of shape ``small``) += ``src`` (flat C, ``big``)."""
+    st = _small_strides(big, small)
+    n = src.shape[0]
+    nd = big.shape[0]
+    if n == 0:
+        return
+    if nd == 0:
+        out[0] += src[0]
+        return
+    inner = big[nd - 1]
+    sin = st[nd - 1]
+    idx = np.zeros(nd, np.int64)
+    off = 0
+    i = 0
+    while i < n:
+        o = off
+        for j in range(inner):
+            out[o] += src[i + j]
+            o += sin
+        i += inner
+        off = _next_row(idx, big, st, off)
+
+
+@_kernel
+def _broadcast_into(src, big, small, out):
+    """``out`` (flat C array of shape ``big``) = ``src`` (flat C, ``small``)."""
+    st = _small_strides(big, small)
+    n = out.shape[0]
+    nd = big.shape[0]
+    if n == 0:
+        return
+    if nd == 0:
+        out[0] = src[0]
+        return
+    inner = big[nd - 1]
+    sin = st[nd - 1]
+    idx = np.zeros(nd, np.int64)
+    off = 0
+    i = 0
+    while i < n:
+        o = off
+        for j in range(inner):
+            out[i + j] = src[o]
+            o += sin
+        i += inner
+        off = _next_row(idx, big, st, off)
+
+
+# ---------------------------------------------------------------- unbroadcast
+
+
+@overload(helpers.unbroadcast, jit_options=_OPTS)
+def _ol_unbroadcast(g, x):
+    x_is_scalar = _is_scalar(x) or (_is_array(x) and x.ndim == 0)
+    if x_is_scalar and _is_scalar(g):
+        return lambda g, x: g
+    if x_is_scalar and _is_array(g):
+        return lambda g, x: g.sum()
+    if not _is_array(x):
+        return _fail("unbroadcast", g, x)
+    if _is_scalar(g):
+        dt = _np_dtype(g)
+        return lambda g, x: np.full(x.shape, g, dt)
+    if not _is_array(g) or g.ndim < x.ndim:
+        return _fail("unbroadcast", g, x)
+    dt = _np_dtype(g)
+    nd = g.ndim
+    xnd = x.ndim
+    lead = nd - xnd
+    if lead == 0:
+
+        def impl(g, x):
+            if g.shape == x.shape:
+                return np.ascontiguousarray(g)
+            return _unbroadcast_general(g, x)
+
+        return impl
+
+    def impl(g, x):
+        return _unbroadcast_general(g, x)
+
+    return impl
+
+
+def _unbroadcast_general(g, x):
+    raise NotImplementedError  # only used from numba
+
+
+@overload(_unbroadcast_general, jit_options=_OPTS)
+def _ol_unbroadcast_general(g, x):
+    dt = _np_dtype(g)
+    nd = g.ndim
+    lead = nd - x.ndim
+
+    def impl(g, x):
+        big = np.empty(nd, np.int64)
+        small = np.ones(nd, np.int64)
+        for d in range(nd):
+            big[d] = g.shape[d]
+        for d in range(nd - lead):
+            small[lead + d] = x.shape[d]
+        out = np.zeros(x.size, dt)
+        gc = np.ascontiguousarray(g)
+        _sum_into(gc.reshape(gc.size), big, small, out)
+        return out.reshape(x.shape)
+
+    return impl
+
+
+# --------------------------------------------------------- broadcast_to_shape
+
+
+@overload(helpers.broadcast_to_shape, jit_options=_OPTS)
+def _ol_broadcast_to_shape(g, x):
+    if not _is_array(x):
+        return _fail("broadcast_to_shape", g, x)
+    if _is_scalar(g):
+        dt = _grad_dtype(x)
+        return lambda g, x: np.full(x.shape, g, dt)
+    if not _is_array(g) or g.ndim > x.ndim:
+        return _fail("broadcast_to_shape", g, x)
+    dt = _np_dtype(g)
+    nd = x.ndim
+    lead = nd - g.ndim
+
+    def impl(g, x):
+        big = np.empty(nd, np.int64)
+        small = np.ones(nd, np.int64)
+        for d in range(nd):
+            big[d] = x.shape[d]
+        for d in range(nd - lead):
+            small[lead + d] = g.shape[d]
+        out = np.empty(x.size, dt)
+        gc = np.ascontiguousarray(g)
+        _broadcast_into(gc.reshape(gc.size), big, small, out)
+        return out.reshape(x.shape)
+
+    return impl
+
+
+# ---------------------------------------------------------------- expand_axis
+
+
+@overload(helpers.expand_axis, jit_options=_OPTS)
+def _ol_expand_axis(x, axis):
+    if not isinstance(axis, types.Integer):
+        return _fail("expand_axis", x, axis)
+    if _is_scalar(x):
+        dt = _np_dtype(x)
+
+        def impl_scalar(x, axis):
+            if axis != 0 and axis != -1:
+                raise ValueError("expand_axis: axis out of range")
+            return np.full(1, x, dt)
+
+        return impl_scalar
+    if not _is_array(x):
+        return _fail("expand_axis", x, axis)
+    nd = x.ndim
+    ndp1 = nd + 1  # a plain constant: to_fixed_tuple needs a literal
+
+    def impl(x, axis):
+        a = axis + nd + 1 if axis < 0 else axis
+        if a < 0 or a > nd:
+            raise ValueError("expand_axis: axis out of range")
+        shp = np.empty(nd + 1, np.int64)
+        j = 0
+        for d in range(nd + 1):
+            if d == a:
+                shp[d] = 1
+            else:
+                shp[d] = x.shape[j]
+                j += 1
+        return np.ascontiguousarray(x).reshape(to_fixed_tuple(shp, ndp1))
+
+    return impl
+
+
+# ----------------------------------------------------------------- reductions
+
+
+@_kernel
+def _red_sum(xf, outer, n, inner, out):
+    for o in range(outer):
+        ob = o * inner
+        for i in range(inner):
+            out[ob + i] = 0
+        for k in range(n):
+            xb = (o * n + k) * inner
+            for i in range(inner):
+                out[ob + i] += xf[xb + i]
+
+
+@_kernel
+def _red_mean(xf, outer, n, inner, out):
+    _red_sum(xf, outer, n, inner, out)
+    for j in range(out.shape[0]):
+        out[j] = out[j] / n
+
+
+@_kernel
+def _red_prod(xf, outer, n, inner, out):
+    for o in range(outer):
+        ob = o * inner
+        for i in range(inner):
+            out[ob + i] = 1
+        for k in range(n):
+            xb = (o * n + k) * inner
+            for i in range(inner):
+                out[ob + i] *= xf[xb + i]
+
+
+@_kernel
+def _red_max(xf, outer, n, inner, out):
+    if n == 0:
+        raise ValueError("zero-size array to reduction operation max_axis which has no identity")
+    for o in range(outer):
+        ob = o * inner
+        xb = o * n * inner
+        for i in range(inner):
+            out[ob + i] = xf[xb + i]
+        for k in range(1, n):
+            xb = (o * n + k) * inner
+            for i in range(inner):
+                v = xf[xb + i]
+                m = out[ob + i]
+                if v > m or (v != v and m == m):  # NaN propagates
+                    out[ob + i] = v
+
+
+@_kernel
+def _red_min(xf, outer, n, inner, out):
+    if n == 0:
+        raise ValueError("zero-size array to reduction operation min_axis which has no identity")
+    for o in range(outer):
+        ob = o * inner
+        xb = o * n * inner
+        for i in range(inner):
+            out[ob + i] = xf[xb + i]
+        for k in range(1, n):
+            xb = (o * n + k) * inner
+            for i in range(inner):
+                v = xf[xb + i]
+                m = out[ob + i]
+                if v < m or (v != v and m == m):  # NaN propagates
+                    out[ob + i] = v
+
+
+def _register_reduction(pyfunc, np_reduce, kernel, name):
+    """Register the overload of an ``*_axis`` helper (``np_reduce`` fixes the
+    result dtype, ``kernel(xflat, outer, n, inner, out)`` does the work)."""
+
+    @overload(pyfunc, jit_options=_OPTS)
+    def _ol(x, axis):
+        if not _is_array(x) or x.ndim == 0 or not isinstance(axis, types.Integer):
+            return _fail(name, x, axis)
+        nd = x.ndim
+        ndm1 = nd - 1  # a plain constant: to_fixed_tuple needs a literal
+        res_dt = np.asarray(np_reduce(np.ones((1,) * nd, _np_dtype(x)), axis=0)).dtype
+
+        if nd == 1:
+
+            def impl1(x, axis):
+                if axis != 0 and axis != -1:
+                    raise ValueError("axis out of range")
+                xc = np.ascontiguousarray(x)
+                out = np.empty(1, res_dt)
+                kernel(xc, 1, xc.shape[0], 1, out)
+                return out[0]
+
+            return impl1
+
+        def impl(x, axis):
+            a = axis + nd if axis < 0 else axis
+            if a < 0 or a >= nd:
+                raise ValueError("axis out of range")
+            outer = 1
+            inner = 1
+            oshape = np.empty(nd - 1, np.int64)
+            j = 0
+            for d in range(nd):
+                if d < a:
+                    outer *= x.shape[d]
+                elif d > a:
+                    inner *= x.shape[d]
+                if d != a:
+                    oshape[j] = x.shape[d]
+                    j += 1
+            xc = np.ascontiguousarray(x)
+            out = np.empty(outer * inner, res_dt)
+            kernel(xc.reshape(xc.size), outer, x.shape[a], inner, out)
+            return out.reshape(to_fixed_tuple(oshape, ndm1))
+
+        return impl
+
+
+_register_reduction(helpers.sum_axis, np.sum, _red_sum, "sum_axis")
+_register_reduction(helpers.mean_axis, np.mean, _red_mean, "mean_axis")
+_register_reduction(helpers.prod_axis, np.prod, _red_prod, "prod_axis")
+_register_reduction(helpers.max_axis, np.max, _red_max, "max_axis")
+_register_reduction(helpers.min_axis, np.min, _red_min, "min_axis")
+
+
+# -------------------------------------------------------------------- scatter
+
+
+@_kernel
+def _wrap_index(i, n):
+    j = i + n if i < 0 else i
+    if j < 0 or j >= n:
+        raise IndexError("scatter_add: index out of bounds")
+    return j
+
+
+def _is_index(t):
+    """An int, or a 1-D int array."""
+    return isinstance(t, types.Integer) or (
+        _is_array(t) and t.ndim == 1 and isinstance(t.dtype, types.Integer)
+    )
+
+
+@overload(helpers.scatter_add, jit_options=_OPTS)
+def _ol_scatter_add(target, idx, values):
+    # np.broadcast_to gives a zero-stride view (no copy), also for scalars.
+    if not (_is_array(target) and 1 <= target.ndim <= 3 and _is_index(idx)):
+        return _fail("scatter_add", target, idx, values)
+    if not (_is_scalar(values) or _is_array(values)):
+        return _fail("scatter_add", target, idx, values)
+    nd = target.ndim
+
+    if nd == 1:
+
+        def impl1(target, idx, values):
+            ia = _as_index_array(idx)
+            m = ia.shape[0]
+            n = target.shape[0]
+            v = np.broadcast_to(values, (m,))
+            for k in range(m):
+                target[_wrap_index(ia[k], n)] += v[k]
+
+        return impl1
+
+    if nd == 2:
+
+        def impl2(target, idx, values):
+            ia = _as_index_array(idx)
+            m = ia.shape[0]
+            n, c = target.shape
+            v = np.broadcast_to(values, (m, c))
+            for k in range(m):
+                r = _wrap_index(ia[k], n)
+                for j in range(c):
+                    target[r, j] += v[k, j]
+
+        return impl2
+
+    def impl3(target, idx, values):
+        ia = _as_index_array(idx)
+        m = ia.shape[0]
+        n, c1, c2 = target.shape
+        v = np.broadcast_to(values, (m, c1, c2))
+        for k in range(m):
+            r = _wrap_index(ia[k], n)
+            for j in range(c1):
+                for l in range(c2):
+                    target[r, j, l] += v[k, j, l]
+
+    return impl3
+
+
+@overload(helpers.scatter_add2, jit_options=_OPTS)
+def _ol_scatter_add2(target, i0, i1, values):
+    if not (_is_array(target) and target.ndim == 2 and _is_index(i0) and _is_index(i1)):
+        return _fail("scatter_add2", target, i0, i1, values)
+    if not (_is_scalar(values) or (_is_array(values) and values.ndim <= 1)):
+        return _fail("scatter_add2", target, i0, i1, values)
+
+    def impl(target, i0, i1, values):
+        a0 = _as_index_array(i0)
+        a1 = _as_index_array(i1)
+        m = a1.shape[0] if a0.shape[0] == 1 else a0.shape[0]
+        b0 = np.broadcast_to(a0, (m,))
+        b1 = np.broadcast_to(a1, (m,))
+        v = np.broadcast_to(values, (m,))
+        n0, n1 = target.shape
+        for k in range(m):
+            target[_wrap_index(b0[k], n0), _wrap_index(b1[k], n1)] += v[k]
+
+    return impl
+
+
+# --------------------------------------------------------------------- matmul
+
+
+@_kernel
+def _matmul_loops(a, b, out):
+    """``out = a @ b`` for 2-D C arrays (non-BLAS dtypes such as ints)."""
+    m, k = a.shape
+    n = b.shape[1]
+    for i in range(m):
+        for j in range(n):
+            out[i, j] = 0
+        for p in range(k):
+            aip = a[i, p]
+            for j in range(n):
+                out[i, j] += aip * b[p, j]
+
+
+def _as_c(a, dt):
+    raise NotImplementedError  # only used from numba
+
+
+@overload(_as_c, jit_options=_OPTS)
+def _ol_as_c(a, dt):
+    """Internal: ``a`` as a C-contiguous array of the dtype class ``dt``."""
+    target = dt.dtype if isinstance(dt, types.NumberClass) else dt
+    if a.dtype == target:
+        return lambda a, dt: np.ascontiguousarray(a)
+    return lambda a, dt: np.ascontiguousarray(a.astype(dt))
+
+
+@overload(helpers.matmul, jit_options=_OPTS)
+def _ol_matmul(a, b):
+    if not (_is_array(a) and _is_array(b) and a.ndim in (1, 2) and b.ndim in (1, 2)):
+        return _fail("matmul", a, b)
+    dt = np.result_type(_np_dtype(a), _np_dtype(b))
+    ctor = dt.type
+    an, bn = a.ndim, b.ndim
+    if dt.kind in "fc":
+
+        def impl_blas(a, b):
+            if a.shape[an - 1] != b.shape[0]:
+                raise ValueError("matmul: shapes not aligned")
+            return np.dot(_as_c(a, ctor), _as_c(b, ctor))
+
+        return impl_blas
+
+    def impl_loops(a, b):
+        if a.shape[an - 1] != b.shape[0]:
+            raise ValueError("matmul: shapes not aligned")
+        ac = _as_c(a, ctor)
+        bc = _as_c(b, ctor)
+        a2 = ac.reshape((1, ac.size)) if an == 1 else ac.reshape((ac.shape[0], ac.shape[an - 1]))
+        b2 = bc.reshape((bc.size, 1)) if bn == 1 else bc.reshape((bc.shape[0], bc.shape[bn - 1]))
+        out = np.empty((a2.shape[0], b2.shape[1]), dt)
+        _matmul_loops(a2, b2, out)
+        return _squeeze_matmul(out, a, b)
+
+    return impl_loops
+
+
+def _squeeze_matmul(out, a, b):
+    raise NotImplementedError  # only used from numba
+
+
+@overload(_squeeze_matmul, jit_options=_OPTS)
+def _ol_squeeze_matmul(out, a, b):
+    """Internal: drop the axes of 2-D ``out`` that 1-D operands did not have."""
+    if a.ndim == 1 and b.ndim == 1:
+        return lambda out, a, b: out[0, 0]
+    if a.ndim == 1:
+        return lambda out, a, b: out[0]
+    if b.ndim == 1:
+        return lambda out, a, b: out.reshape(out.shape[0])
+    return lambda out, a, b: out
+
+
+# ----------------------------------------------------------------------- misc
+
+
+@overload(helpers.range_len, jit_options=_OPTS)
+def _ol_range_len(start, stop, step):
+    if not all(isinstance(t, types.Integer) for t in (start, stop, step)):
+        return _fail("range_len", start, stop, step)
+
+    def impl(start, stop, step):
+        lo = np.int64(start)
+        hi = np.int64(stop)
+        st = np.int64(step)
+        if st == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        if st > 0:
+            n = (hi - lo + st - 1) // st
+        else:
+            n = (lo - hi - st - 1) // (-st)
+        return n if n > 0 else np.int64(0)
+
+    return impl
+
+
+@overload(helpers.new_tape, jit_options=_OPTS)
+def _ol_new_tape(like):
+    if _is_array(like):
+        dt = _np_dtype(like)
+        shape0 = (0,) * like.ndim
+
+        def impl_array(like):
+            tape = [np.empty(shape0, dt)]
+            tape.pop()
+            return tape
+
+        return impl_array
+    if _is_scalar(like):
+
+        def impl_scalar(like):
+            tape = [like]
+            tape.pop()
+            return tape
+
+        return impl_scalar
+    return _fail("new_tape", like)
+
+
+@overload(helpers.push, jit_options=_OPTS)
+def _ol_push(tape, v):
+    if _is_array(v):
+
+        def impl_array(tape, v):
+            tape.append(np.ascontiguousarray(v))
+
+        return impl_array
+
+    def impl(tape, v):
+        tape.append(v)
+
+    return impl
+
+
+@overload(helpers.zeros_like_any, jit_options=_OPTS)
+def _ol_zeros_like_any(x):
+    if _is_array(x):
+        dt = _np_dtype(x)
+        return lambda x: np.zeros(x.shape, dt)
+    if isinstance(x, (types.Float, types.Complex)):
+        zero = _np_dtype(x).type(0)
+        return lambda x: zero
+    if _is_scalar(x):
+        return lambda x: 0.0
+    return _fail("zeros_like_any", x)
+
+
+@overload(helpers.cast_like, jit_options=_OPTS)
+def _ol_cast_like(g, x):
+    if not (_is_scalar(x) or _is_array(x)):
+        return _fail("cast_like", g, x)
+    dt = _grad_dtype(x)
+    ctor = dt.type
+    if _is_array(g):
+        if _np_dtype(g) == dt:
+            return lambda g, x: g
+        return lambda g, x: g.astype(ctor)
+    if _is_scalar(g):
+        return lambda g, x: ctor(g)
+    return _fail("cast_like", g, x)
+
+
+@overload(helpers.diag_adjoint, jit_options=_OPTS)
+def _ol_diag_adjoint(g, x):
+    if not (_is_array(g) and _is_array(x)):
+        return _fail("diag_adjoint", g, x)
+    dt = _np_dtype(g)
+    if x.ndim == 1 and g.ndim == 2:
+
+        def impl_vec(g, x):
+            n = x.shape[0]
+            if g.shape[0] < n or g.shape[1] < n:
+                raise ValueError("diag_adjoint: g too small")
+            out = np.empty(n, dt)
+            for i in range(n):
+                out[i] = g[i, i]
+            return out
+
+        return impl_vec
+    if x.ndim == 2 and g.ndim == 1:
+
+        def impl_mat(g, x):
+            out = np.zeros(x.shape, dt)
+            k = min(x.shape[0], x.shape[1])
+            if g.shape[0] != k:
+                raise ValueError("diag_adjoint: g has the wrong length")
+            for i in range(k):
+                out[i, i] = g[i]
+            return out
+
+        return impl_mat
+    return _fail("diag_adjoint", g, x)
+
+
+@overload(helpers.cumsum_adjoint, jit_options=_OPTS)
+def _ol_cumsum_adjoint(g):
+    if not (_is_array(g) and g.ndim == 1):
+        return _fail("cumsum_adjoint", g)
+    dt = _np_dtype(g)
+
+    def impl(g):
+        n = g.shape[0]
+        out = np.empty(n, dt)
+        if n == 0:
+            return out
+        acc = g[n - 1]
+        out[n - 1] = acc
+        for i in range(n - 2, -1, -1):
+            acc += g[i]
+            out[i] = acc
+        return out
+
+    return impl

@@ -1,0 +1,1 @@
+"""Differentiating transforms, IR -> IR."""

@@ -1,0 +1,417 @@
+"""Reverse mode: a primal IR function -> an IR function computing its vector-Jacobian product.
+
+The result has a forward sweep (the primal statements, plus saves of values that are about
+to be overwritten and that the backward sweep reads) and a backward sweep (the statements in
+reverse, each replaced by the rules of ``rules/vjp.py``, loops run backwards, branches
+re-taken on the recorded condition, overwritten values restored). Example:
+
+    def f(x):                         def f_grad(x):
+        y = np.sin(x)                     y = np.sin(x)
+        return y * y                      by = 2 * y ...         # grad of: return y * y
+                                          bx = by * np.cos(x)    # grad of: y = np.sin(x)
+                                          return bx
+
+Saves: an assignment at loop depth 0 saves into a variable (``y_saved``), inside a loop onto
+a stack (``tape_y.append(y)``) that the backward sweep pops. A loop's trip count is recorded
+on entry, a while loop's by counting.
+"""
+from ..errors import NoDerivativeRuleError, located
+from ..ir.builder import Builder, const
+from ..ir.nodes import (AccumItem, Assign, Comment, Const, For, Function, If, Pop, Push, SetItem,
+                        Var, While, walk)
+from ..ir.types import NONE_T, Type
+from ..passes.activity import active_vars
+from ..rules.vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES, ScatterInto, getitem
+from .scopes import Scopes
+
+# Primitives that read only the shape or dtype of these argument positions.
+SHAPE_ONLY = {"zeros_like": (0,), "unbroadcast": (1,), "broadcast_to_shape": (1,), "dim": (0,),
+              "size": (0,), "cast_like": (1,), "diag_adjoint": (1,), "ones_like": (0,)}
+
+
+def differentiable_prims():
+    return set(VJP_RULES)
+
+
+def check_rules(body, active):
+    for stmt in walk(body):
+        if isinstance(stmt, Assign) and stmt.target in active and stmt.prim not in VJP_RULES:
+            raise located(NoDerivativeRuleError,
+                          f"no derivative rule for '{stmt.prim}'", stmt.loc)
+
+
+def primal_reads(block, primal_vars):
+    """Primal Vars whose values ``block`` reads (shape-only reads excluded)."""
+    found = set()
+    for stmt in walk(block):
+        atoms = list(stmt.reads())
+        if isinstance(stmt, Assign) and stmt.prim in SHAPE_ONLY:
+            skip = SHAPE_ONLY[stmt.prim]
+            atoms = [a for k, a in enumerate(atoms) if k not in skip]
+        if isinstance(stmt, (SetItem, AccumItem)):
+            atoms = [a for a in atoms if a is not stmt.array]  # writing into it
+        found.update(a for a in atoms if isinstance(a, Var) and a in primal_vars)
+    return found
+
+
+def substitute(block, old, new):
+    for stmt in walk(block):
+        if isinstance(stmt, Assign):
+            stmt.args = [new if a is old else a for a in stmt.args]
+        elif isinstance(stmt, SetItem):
+            if stmt.value is old:
+                stmt.value = new
+            stmt.items = [tuple(new if p is old else p for p in item) for item in stmt.items]
+
+
+class ReverseTransform:
+    def __init__(self, fn, wrt, namer, mode="grad"):
+        self.fn = fn
+        self.wrt = [fn.params[k] for k in wrt]
+        self.namer = namer
+        self.mode = mode
+        self.scopes = Scopes(fn)
+        results = [a for a in fn.results if isinstance(a, Var)]
+        self.active = active_vars(fn.body, self.wrt, results, NON_DIFFERENTIABLE)
+        check_rules(fn.body, self.active)
+        self.primal_vars = set(self.scopes.info) | set(fn.params)
+        for var in self.primal_vars:
+            namer.reserve(var.name)
+
+    # ------------------------------------------------------------------ driver
+    def run(self):
+        snapshot = set(self.namer.taken)
+        self.saves, self.needed = {}, None
+        self.start_pass()
+        self.backward_block(self.fn.body, (), 0)
+        self.needed = primal_reads(self.backward_statements, self.primal_vars)
+        self.namer.taken = snapshot
+        self.start_pass()
+        forward = self.forward_block(self.fn.body, 0)
+        backward = self.backward_block(self.fn.body, (), 0)
+        return self.assemble(forward, backward)
+
+    def start_pass(self):
+        self.adjoints = {}       # primal Var -> adjoint Var
+        self.adj_values = {}     # single-use temp -> the atom holding its whole cotangent
+        self.backward_statements = []
+        self.tapes = []
+        self.placeholders = []
+        self.loop_records = {}
+
+    # ------------------------------------------------------------------ forward sweep
+    def overwrites(self, var):
+        return self.scopes.is_multiply_defined(var, self.fn.params)
+
+    def save(self, out, stmt, value, depth, base):
+        """Emit into ``out`` the saving of ``value`` before ``stmt`` overwrites it."""
+        if depth == 0:
+            slot = Var(self.namer.fresh(base + "_saved"), value.type)
+            out.append(Assign(slot, "alias", [value], loc=stmt.loc))
+            self.saves[id(stmt)] = ("slot", slot)
+        else:
+            tape = Var(self.namer.fresh("tape_" + base), NONE_T)
+            self.tapes.append((tape, value.type))
+            out.append(Push(tape, value, loc=stmt.loc))
+            self.saves[id(stmt)] = ("tape", tape, value.type)
+
+    def forward_block(self, block, depth):
+        out = []
+        for stmt in block:
+            if isinstance(stmt, Assign):
+                target = stmt.target
+                if target in self.needed and self.overwrites(target):
+                    if target not in self.fn.params and target not in self.placeholders:
+                        self.placeholders.append(target)
+                    self.save(out, stmt, target, depth, target.name)
+                out.append(stmt)
+            elif isinstance(stmt, SetItem):
+                if stmt.array in self.needed:
+                    b = Builder(self.namer, out, stmt.loc)
+                    old = getitem(b, stmt.array, stmt.items)
+                    if old.type.ndim:
+                        old = b.call("copy", old)
+                    old.is_temp = depth > 0  # a slot must stay a variable
+                    if depth == 0:
+                        old.name = self.namer.fresh(stmt.array.name + "_overwritten")
+                    self.save(out, stmt, old, depth, stmt.array.name)
+                out.append(stmt)
+            elif isinstance(stmt, If):
+                out.append(If(stmt.cond, self.forward_block(stmt.body, depth),
+                              self.forward_block(stmt.orelse, depth), stmt.loc))
+            elif isinstance(stmt, For):
+                n_saves = len(self.saves)
+                body = self.forward_block(stmt.body, depth + 1)
+                if self.loop_has_backward(stmt, n_saves):
+                    out += self.record_for(stmt, depth)
+                out.append(For(stmt.index, stmt.start, stmt.stop, stmt.step, body, stmt.loc))
+            elif isinstance(stmt, While):
+                n_saves = len(self.saves)
+                body = self.forward_block(stmt.body, depth + 1)
+                if self.loop_has_backward(stmt, n_saves):
+                    records = []
+                    counter = self.record_var("trips", Type("i8"), const(0), stmt, depth, records)
+                    out += records
+                    body.append(Assign(counter, "add", [counter, const(1)], loc=stmt.loc))
+                    self.loop_records[id(stmt)] = (counter, self.last_records(records))
+                out.append(While(stmt.cond_body, stmt.cond, body, stmt.loc))
+            else:
+                out.append(stmt)
+        return out
+
+    def loop_has_backward(self, loop, n_saves_before):
+        if len(self.saves) > n_saves_before:
+            return True
+        return any(isinstance(s, (Assign, SetItem)) and (getattr(s, "target", None) in self.active
+                                                         or getattr(s, "array", None) in self.active)
+                   for s in walk(loop.body))
+
+    def record_var(self, base, type_, value, stmt, depth, out):
+        var = Var(self.namer.fresh(base), type_)
+        assign = Assign(var, "alias", [value], loc=stmt.loc)
+        if depth > 0:
+            self.placeholders.append(var)
+            self.save(out, assign, var, depth, base)
+        out.append(assign)
+        return var
+
+    def record_for(self, loop, depth):
+        out = []
+        b = Builder(self.namer, out, loop.loc)
+        trips = b.call("range_len", loop.start, loop.stop, loop.step)
+        trips.is_temp = False
+        n = self.record_var("n_" + loop.index.name, trips.type, trips, loop, depth, out)
+        start = loop.start if isinstance(loop.start, Const) else \
+            self.record_var(loop.index.name + "_start", loop.start.type, loop.start, loop, depth, out)
+        step = loop.step if isinstance(loop.step, Const) else \
+            self.record_var(loop.index.name + "_step", loop.step.type, loop.step, loop, depth, out)
+        self.loop_records[id(loop)] = (n, start, step, self.last_records(out))
+        return out
+
+    @staticmethod
+    def last_records(out):
+        return [s for s in out if isinstance(s, Assign) and s.prim == "alias"]
+
+    # ------------------------------------------------------------------ backward sweep
+    def adjoint(self, var):
+        if var not in self.adjoints:
+            self.adjoints[var] = Var(self.namer.fresh("b" + var.name.lstrip("_")), var.type)
+        return self.adjoints[var]
+
+    def init_adjoints(self, b, path):
+        for var in sorted(self.active, key=lambda v: v.uid):
+            if var in self.seeded:
+                continue
+            if self.scopes.scope(var) == path and not self.scopes.single_local_use(var):
+                b.emit("zeros_like", [var], target=self.adjoint(var))
+
+    def restore_items(self, stmt, b):
+        """Put back the values a SetItem overwrote."""
+        saved = self.saves.get(id(stmt)) if self.needed is not None else None
+        if saved is None:
+            return
+        if saved[0] == "slot":
+            value = saved[1]
+        else:
+            value = Var(self.namer.fresh("_popped"), saved[2], is_temp=True)
+            b.append(Pop(value, saved[1]))
+        b.append(SetItem(stmt.array, value, stmt.items))
+
+    def accumulate(self, b, var, ct, stmt, position):
+        if isinstance(ct, ScatterInto):
+            b.append(AccumItem(self.adjoint(var), ct.value, ct.items))
+            return
+        if stmt is not None and stmt.prim in BROADCASTING:
+            ct = self.sum_to(b, ct, var, stmt, position)
+        if ct.type.ndim > var.type.ndim:
+            ct = b.call("unbroadcast", ct, var)
+        if self.scopes.single_local_use(var):
+            self.adj_values[var] = ct
+            return
+        adj = self.adjoint(var)
+        b.append(Assign(adj, "add", [adj, ct], loc=b.loc, inplace=True))
+
+    @staticmethod
+    def sum_to(b, ct, var, stmt, position):
+        others = [a for k, a in enumerate(stmt.args) if k != position]
+        if var.type.ndim == 0:
+            return b.call("sum", ct) if ct.type.ndim else ct
+        if all(a.type.ndim == 0 for a in others):
+            return ct
+        return b.call("unbroadcast", ct, var)
+
+    def backward_block(self, block, path, depth):
+        out = []
+        b = Builder(self.namer, out)
+        if path == ():
+            self.seed_results(b)
+        self.init_adjoints(b, path)
+        last_loc = None
+        for stmt in reversed(block):
+            chunk = []
+            self.backward_stmt(stmt, Builder(self.namer, chunk, stmt.loc), path, depth)
+            if not chunk:
+                continue
+            if stmt.loc is not None and stmt.loc is not last_loc and not isinstance(stmt, (If, For, While)):
+                out.append(Comment("grad of: " + stmt.loc.line.strip()))
+                last_loc = stmt.loc
+            out += chunk
+        self.backward_statements += out
+        return out
+
+    def seed_results(self, b):
+        self.cotangent_params = []
+        self.seeded = set()
+        for k, atom in enumerate(self.fn.results):
+            if self.mode == "grad":
+                seed = const(1.0)
+            else:
+                seed = Var(self.namer.fresh("ct" if len(self.fn.results) == 1 else f"ct_{k}"), atom.type)
+                self.cotangent_params.append(seed)
+            if isinstance(atom, Var) and atom in self.active:
+                if seed.type.ndim:
+                    seed = b.call("copy", seed)
+                if atom in self.seeded or self.scopes.single_local_use(atom):
+                    self.accumulate(b, atom, seed, None, None)
+                else:
+                    b.emit("alias", [seed], target=self.adjoint(atom))
+                    self.seeded.add(atom)
+
+    def backward_stmt(self, stmt, b, path, depth):
+        if isinstance(stmt, Assign):
+            self.backward_assign(stmt, b)
+        elif isinstance(stmt, SetItem):
+            self.backward_setitem(stmt, b)
+        elif isinstance(stmt, If):
+            k = id(stmt)
+            then = self.backward_block(stmt.body, path + ((k, 0),), depth)
+            orelse = self.backward_block(stmt.orelse, path + ((k, 1),), depth)
+            if then or orelse:
+                b.append(If(stmt.cond, then, orelse))
+        elif isinstance(stmt, For):
+            self.backward_for(stmt, b, path, depth)
+        elif isinstance(stmt, While):
+            self.backward_while(stmt, b, path, depth)
+
+    def backward_assign(self, stmt, b):
+        target = stmt.target
+        if target not in self.active:
+            self.restore_var(stmt, b)
+            return
+        rule = VJP_RULES[stmt.prim]
+        if target in self.adj_values:
+            g = self.adj_values.pop(target)
+        elif self.scopes.single_local_use(target):
+            return  # its only use was inactive
+        else:
+            g = self.adjoint(target)
+        out_ref = Var("_" + target.name + "_out", target.type, is_temp=True)
+        rule_block = []
+        rb = Builder(self.namer, rule_block, stmt.loc)
+        reset = self.overwrites(target)
+        if reset:
+            g_now = Var(self.namer.fresh("_g" + target.name.lstrip("_")), target.type)
+            rb_pre = [Assign(g_now, "alias", [g])]
+            g = g_now
+        active = [isinstance(a, Var) and a in self.active for a in stmt.args]
+        cts = rule(rb, g, out_ref, stmt.args, stmt.params, active)
+        uses_out = any(a is out_ref for s in walk(rule_block) for a in s.reads())
+        saved = self.saves.get(id(stmt)) if self.needed is not None else None
+        if uses_out and saved is not None:
+            b.emit("alias", [target], target=out_ref)
+        else:
+            substitute(rule_block, out_ref, target)
+        self.restore_var(stmt, b)
+        if reset:
+            b.block += rb_pre
+            b.emit("zeros_like", [target], target=self.adjoint(target))
+        b.block += rule_block
+        for position, (arg, ct) in enumerate(zip(stmt.args, cts)):
+            if ct is not None and active[position]:
+                self.accumulate(b, arg, ct, stmt, position)
+
+    def restore_var(self, stmt, b):
+        saved = self.saves.get(id(stmt)) if self.needed is not None else None
+        if saved is None:
+            return
+        if saved[0] == "slot":
+            b.emit("alias", [saved[1]], target=stmt.target)
+        else:
+            b.append(Pop(stmt.target, saved[1]))
+
+    def backward_setitem(self, stmt, b):
+        self.restore_items(stmt, b)
+        array, value = stmt.array, stmt.value
+        if array not in self.active:
+            return
+        adj = self.adjoint(array)
+        if isinstance(value, Var) and value in self.active:
+            ct = getitem(b, adj, stmt.items)
+            if value.type.ndim == 0 and ct.type.ndim:
+                ct = b.call("sum", ct)
+            elif ct.type.ndim:
+                ct = b.call("unbroadcast", ct, value)
+            self.accumulate(b, value, ct, None, None)
+        b.append(SetItem(adj, const(0.0), stmt.items))
+
+    def backward_for(self, loop, b, path, depth):
+        body = self.backward_block(loop.body, path + ((id(loop), 0),), depth + 1)
+        record = self.loop_records.get(id(loop))
+        if not body or record is None:
+            return
+        n, start, step, records = record
+        last = b.add(start, b.mul(b.sub(n, const(1)), step))
+        b.append(For(loop.index, last, b.sub(start, step), b.neg(step), body, loop.loc))
+        for assign in reversed(records):
+            self.restore_var(assign, b)
+
+    def backward_while(self, loop, b, path, depth):
+        body = self.backward_block(loop.body, path + ((id(loop), 1),), depth + 1)
+        record = self.loop_records.get(id(loop))
+        if not body or record is None:
+            return
+        counter, records = record
+        index = Var(self.namer.fresh("_iteration"), Type("i8"))
+        b.append(For(index, const(0), counter, const(1), body, loop.loc))
+        for assign in reversed(records):
+            self.restore_var(assign, b)
+
+    # ------------------------------------------------------------------ result
+    def assemble(self, forward, backward):
+        prologue = []
+        b = Builder(self.namer, prologue)
+        for var in self.placeholders:
+            b.emit("placeholder", [], target=var, type=var.type)
+        for tape, type_ in self.tapes:
+            like = b.emit("placeholder", [], type=type_)
+            b.emit("new_tape", [like], target=tape)
+        epilogue = []
+        b = Builder(self.namer, epilogue)
+        grads = []
+        for param in self.wrt:
+            if param in self.active:
+                adj = self.adjoint(param)
+                grads.append(b.call("cast_like", adj, param) if param.type.dtype == "f4" else adj)
+            else:
+                grads.append(b.call("zeros_like", param))
+        body = prologue + [Comment("forward")] + forward + [Comment("backward")] + backward + epilogue
+        params = list(self.fn.params)
+        if self.mode == "grad":
+            results = grads
+        else:
+            params += self.cotangent_params
+            results = list(self.fn.results) + grads
+        suffix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[self.mode]
+        return Function(f"{self.fn.name}_{suffix}", params, body, results, True, self.fn.source_file)
+
+
+def reverse(fn, wrt, namer, mode="grad"):
+    """The IR function computing the gradient (``mode='grad'``: seed 1.0, returns grads;
+    ``'value_and_grad'``: returns results then grads; ``'vjp'``: takes one cotangent per result
+    after the primal parameters, returns results then grads)."""
+    transform = ReverseTransform(fn, wrt, namer, "grad" if mode == "value_and_grad" else mode)
+    result = transform.run()
+    if mode == "value_and_grad":
+        result.results = list(fn.results) + result.results
+        result.name = f"{fn.name}_value_and_grad"
+    return result
