@@ -206,6 +206,29 @@ class While(Stmt):
         return [self.cond_body, self.body]
 
 
+class CustomCall(Stmt):
+    """A call of a custom differentiable Function (``MyFn.apply``): ``forward`` is its inlined
+    forward body, which computes ``outputs`` from ``inputs``; transforms do not differentiate
+    ``forward`` but use the Function's own backward, described by ``info``."""
+
+    __slots__ = ("outputs", "inputs", "forward", "info", "loc")
+
+    def __init__(self, outputs, inputs, forward, info, loc=None):
+        self.outputs, self.inputs, self.forward, self.info, self.loc = outputs, list(inputs), forward, info, loc
+
+    def reads(self):
+        return [a for a in self.inputs if isinstance(a, Var)]
+
+    def writes(self):
+        return list(self.outputs)
+
+    def blocks(self):
+        return [self.forward]
+
+    def __repr__(self):
+        return f"{self.outputs!r} = custom {self.info!r}({self.inputs!r})"
+
+
 class Function:
     """A typed IR function: parameters, body and the returned atoms."""
 
@@ -222,12 +245,15 @@ class Function:
         return format_function(self)
 
 
-def walk(block):
-    """Every statement in ``block`` and its nested blocks, in program order."""
+def walk(block, into_custom=True):
+    """Every statement in ``block`` and its nested blocks, in program order (the bodies of
+    custom Function calls included unless ``into_custom`` is False)."""
     for stmt in block:
         yield stmt
+        if isinstance(stmt, CustomCall) and not into_custom:
+            continue
         for inner in stmt.blocks():
-            yield from walk(inner)
+            yield from walk(inner, into_custom)
 
 
 def vars_read(block):

@@ -9,7 +9,7 @@ flow-insensitive, so it is a sound over-approximation across loops and branches.
     n = x.shape[0]     # dim is not differentiable -> n never varied
     return x * c       # x useful; c useful but not varied -> c inactive
 """
-from ..ir.nodes import AccumItem, Assign, Pop, Push, SetItem, Var, walk
+from ..ir.nodes import AccumItem, Assign, CustomCall, Pop, Push, SetItem, Var, walk
 
 
 def _differentiable(stmt, non_differentiable):
@@ -29,6 +29,9 @@ def _flows(block, non_differentiable):
         elif isinstance(stmt, Push):
             if isinstance(stmt.value, Var):
                 pairs.append((stmt.value, stmt.tape))
+        elif isinstance(stmt, CustomCall):
+            pairs += [(a, out) for a in stmt.reads() if a.type.is_float
+                      for out in stmt.outputs if out.type.is_float]
         elif isinstance(stmt, Pop):
             pairs.append((stmt.tape, stmt.target))
     return pairs

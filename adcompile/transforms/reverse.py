@@ -17,8 +17,8 @@ on entry, a while loop's by counting.
 """
 from ..errors import NoDerivativeRuleError, located
 from ..ir.builder import Builder, const
-from ..ir.nodes import (AccumItem, Assign, Comment, Const, For, Function, If, Pop, Push, SetItem,
-                        Var, While, walk)
+from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, Function, If, Pop, Push,
+                        SetItem, Var, While, walk)
 from ..ir.types import NONE_T, Type
 from ..passes.activity import active_vars
 from ..rules.vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES, ScatterInto, getitem
@@ -29,15 +29,16 @@ SHAPE_ONLY = {"zeros_like": (0,), "unbroadcast": (1,), "broadcast_to_shape": (1,
               "size": (0,), "cast_like": (1,), "diag_adjoint": (1,), "ones_like": (0,)}
 
 
-def differentiable_prims():
-    return set(VJP_RULES)
-
-
 def check_rules(body, active):
-    for stmt in walk(body):
-        if isinstance(stmt, Assign) and stmt.target in active and stmt.prim not in VJP_RULES:
+    for stmt in walk(body, into_custom=False):
+        if (isinstance(stmt, Assign) and stmt.target in active and stmt.prim not in VJP_RULES
+                and stmt.prim not in NON_DIFFERENTIABLE):
             raise located(NoDerivativeRuleError,
                           f"no derivative rule for '{stmt.prim}'", stmt.loc)
+
+
+def _no_cotangents(b, g, out, args, params, active):
+    return [None] * len(args)
 
 
 def primal_reads(block, primal_vars):
@@ -120,7 +121,7 @@ class ReverseTransform:
         for stmt in block:
             if isinstance(stmt, Assign):
                 target = stmt.target
-                if target in self.needed and self.overwrites(target):
+                if target in self.needed and self.scopes.is_overwritten(target, self.fn.params):
                     if target not in self.fn.params and target not in self.placeholders:
                         self.placeholders.append(target)
                     self.save(out, stmt, target, depth, target.name)
@@ -136,6 +137,9 @@ class ReverseTransform:
                         old.name = self.namer.fresh(stmt.array.name + "_overwritten")
                     self.save(out, stmt, old, depth, stmt.array.name)
                 out.append(stmt)
+            elif isinstance(stmt, CustomCall):
+                out.append(CustomCall(stmt.outputs, stmt.inputs, self.forward_block(stmt.forward, depth),
+                                      stmt.info, stmt.loc))
             elif isinstance(stmt, If):
                 out.append(If(stmt.cond, self.forward_block(stmt.body, depth),
                               self.forward_block(stmt.orelse, depth), stmt.loc))
@@ -292,13 +296,16 @@ class ReverseTransform:
             self.backward_for(stmt, b, path, depth)
         elif isinstance(stmt, While):
             self.backward_while(stmt, b, path, depth)
+        elif isinstance(stmt, CustomCall):
+            from .custom import backward_custom_call
+            backward_custom_call(self, stmt, b, path, depth)
 
     def backward_assign(self, stmt, b):
         target = stmt.target
         if target not in self.active:
             self.restore_var(stmt, b)
             return
-        rule = VJP_RULES[stmt.prim]
+        rule = VJP_RULES.get(stmt.prim, _no_cotangents)
         if target in self.adj_values:
             g = self.adj_values.pop(target)
         elif self.scopes.single_local_use(target):

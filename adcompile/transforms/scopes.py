@@ -77,6 +77,13 @@ class Scopes:
             return True
         return any(depth > self.loop_depth_of_path(self.scope(var)) for _, depth, _ in info.defs)
 
+    def is_overwritten(self, var, params):
+        """True if an assignment to ``var`` may replace a value the program computed before."""
+        info = self.info.get(var)
+        if info is None:
+            return False
+        return len(info.defs) + (var in params) > 1 or any(depth > 0 for _, depth, _ in info.defs)
+
     def single_local_use(self, var):
         """True for a temp defined once and read once, both in the same block."""
         info = self.info.get(var)
