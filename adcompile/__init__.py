@@ -6,8 +6,10 @@
     print(adcompile.source(g))     # readable generated Python
 """
 from .api import compile, grad, source, value_and_grad, vjp
+from .derivatives import hessian, hvp, jacobian, jvp
 from .errors import AdCompileError
 from .testing import gradcheck
 
-__all__ = ["compile", "grad", "value_and_grad", "vjp", "source", "AdCompileError", "gradcheck"]
+__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "source",
+           "AdCompileError", "gradcheck"]
 __version__ = "0.1.0"

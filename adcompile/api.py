@@ -15,6 +15,10 @@ from .errors import CallError
 from .frontend.parse import translate
 from .ir.builder import Namer
 from .ir.types import type_of_value
+from .passes.dce import eliminate_dead_code
+from .ir.builder import const
+from .ir.nodes import Assign
+from .transforms.forward import forward
 from .transforms.reverse import reverse
 
 BACKENDS = ("numba", "python")
@@ -144,20 +148,31 @@ def wrt_indices(f, wrt, n_args=None):
 
 
 class DerivedFunction(_Specialised):
-    """A reverse-mode transform of a compiled function: its grad, value_and_grad or vjp."""
+    """A transform of another (compiled or derived) function.
+
+    kinds: ``grad``, ``value_and_grad``, ``vjp`` (reverse mode) and ``jvp`` (forward mode).
+    The derived IR takes the base's parameters followed by one cotangent per base result
+    (vjp) or one tangent per differentiated argument (jvp).
+    """
 
     def __init__(self, base, kind, wrt):
         super().__init__()
         self.base = as_compiled(base)
-        if isinstance(self.base, DerivedFunction):
-            raise CallError("differentiating a derived function (grad of grad) needs forward mode, "
-                            "which is not available yet")
         self.kind = kind
         self.backend = self.base.backend
         self.param_names = self.base.param_names
         self.name = f"{kind}({self.base.name})"
         self.wrt, self.wrt_is_tuple = (wrt_indices(self.base, wrt) if wrt is not None
                                        else (None, True))
+        if isinstance(self.base, DerivedFunction) and kind != "jvp" and not self._second_order_by_forward():
+            raise CallError(f"{self.name}: reverse mode of a derived function is supported for "
+                            "grad/value_and_grad of a grad with respect to a scalar argument; use "
+                            "adcompile.jvp, hvp or hessian (forward over reverse) instead")
+
+    def _second_order_by_forward(self):
+        base = self.base
+        return (self.kind in ("grad", "value_and_grad") and base.kind == "grad"
+                and not base.wrt_is_tuple and not isinstance(base.base, DerivedFunction))
 
     def origin(self):
         return f"{self.kind} of {self.base.origin()}"
@@ -177,36 +192,80 @@ class DerivedFunction(_Specialised):
             if not sig[k].is_float:
                 raise CallError(f"{self.name}: cannot differentiate with respect to argument "
                                 f"'{self.param_names[k]}' of type {sig[k]}: only float scalars and float "
-                                f"arrays have gradients")
+                                f"arrays have derivatives")
         return indices
 
+    def check_scalar_output(self, fn_ir):
+        results = fn_ir.results
+        if len(results) != 1 or results[0].type.ndim != 0 or not results[0].type.is_float:
+            shape = "a tuple" if len(results) != 1 else f"a value of type {results[0].type}"
+            raise CallError(f"{self.name}: grad needs a function returning one float scalar, but "
+                            f"{self.base.name} returns {shape}; use adcompile.vjp or "
+                            f"adcompile.jacobian for non-scalar outputs")
+
     def ir(self, sig):
-        primal = self.primal_ir(sig)
-        if self.kind in ("grad", "value_and_grad"):
-            results = primal.results
-            if len(results) != 1 or results[0].type.ndim != 0 or not results[0].type.is_float:
-                shape = "a tuple" if len(results) != 1 else f"a {results[0].type}"
-                raise CallError(f"{self.name}: grad needs a function returning one float scalar, but "
-                                f"{self.base.name} returns {shape}; use adcompile.vjp or "
-                                f"adcompile.jacobian for non-scalar outputs")
-        namer = Namer()
-        return reverse(primal, self.resolved_wrt(sig), namer, mode=self.kind)
+        wrt = self.resolved_wrt(sig)
+        if self.kind == "jvp":
+            derived = forward(self.base.ir(sig), wrt, Namer())
+        elif isinstance(self.base, DerivedFunction):
+            derived = self.second_order_ir(sig, wrt)
+        else:
+            primal = self.base.ir(sig)
+            if self.kind in ("grad", "value_and_grad"):
+                self.check_scalar_output(primal)
+            derived = reverse(primal, wrt, Namer(), mode=self.kind)
+        eliminate_dead_code(derived)
+        return derived
+
+    def second_order_ir(self, sig, wrt):
+        """grad_j(grad_i f) = H[i, j] = jvp of grad_j f in the direction e_i (H is symmetric)."""
+        inner = self.base
+        i = inner.resolved_wrt(sig)[0]
+        if sig[i].ndim != 0:
+            raise CallError(f"{self.name}: the inner gradient is with respect to an array, so it is "
+                            "not a scalar function; use adcompile.hessian or adcompile.jacobian")
+        self.check_scalar_output(self.base.base.ir(sig))
+        gradient = reverse(self.base.base.ir(sig), wrt, Namer(), mode="grad")
+        derived = forward(gradient, [i], Namer())
+        unit = derived.params.pop()  # the tangent of x_i is the unit 1.0
+        derived.body.insert(0, Assign(unit, "alias", [const(1.0)]))
+        derived.results = derived.results[len(gradient.results):]
+        return derived
 
     def signature(self, args):
         return signature_of(args, self.base.name)
 
-    def __call__(self, *args):
-        fn_ir, result = self.run(args)
-        primal = self.primal_ir(self.signature(args))
-        n_out = len(primal.results)
-        grads = tuple(result[len(result) - len(self.resolved_wrt(self.signature(args))):]) \
-            if self.kind != "grad" else tuple(result)
+    def split(self, sig, result):
+        """(values, derivatives) of a raw result tuple, shaped as the user expects."""
+        base_ir = self.base.ir(sig) if self.kind != "grad" else None
+        n_wrt = len(self.resolved_wrt(sig))
+        grads = tuple(result[len(result) - n_wrt:])
         grads = grads if self.wrt_is_tuple else grads[0]
         if self.kind == "grad":
-            return grads
-        values = tuple(result[:n_out])
-        values = values if primal.returns_tuple else values[0]
+            return None, grads
+        values = tuple(result[:len(result) - n_wrt])
+        values = values if base_ir.returns_tuple else values[0]
         return values, grads
+
+    def __call__(self, *args):
+        if self.kind == "value_and_grad" and isinstance(self.base, DerivedFunction):
+            return self.base(*args), DerivedFunction(self.base, "grad", self.wrt_arg())(*args)
+        fn_ir, result = self.run(args)
+        values, grads = self.split(self.signature(args), result)
+        return grads if self.kind == "grad" else (values, grads)
+
+    def wrt_arg(self):
+        if self.wrt is None:
+            return None
+        return tuple(self.wrt) if self.wrt_is_tuple else self.wrt[0]
+
+    def call_with_extra(self, args, extra):
+        """Run with cotangents (vjp) or tangents (jvp) appended after the arguments."""
+        self.check_arity(args)
+        sig = self.signature(args)
+        fn_ir, _, compiled = self.specialization(sig)
+        hidden = getattr(self.primal_ir(sig), "hidden_values", [])
+        return compiled(*args, *hidden, *extra)
 
     def __repr__(self):
         return f"<adcompile {self.name}>"
@@ -229,39 +288,31 @@ def value_and_grad(f, wrt=0):
     return DerivedFunction(f, "value_and_grad", wrt)
 
 
-class _VJPFunction(DerivedFunction):
-    def __init__(self, base, wrt):
-        super().__init__(base, "vjp", wrt)
-
-    def pullback_call(self, args, cotangents):
-        sig = self.signature(args)
-        primal = self.primal_ir(sig)
-        if len(cotangents) != len(primal.results):
-            raise CallError(f"the pullback takes {len(primal.results)} cotangent(s), one per output")
-        full_args = tuple(args) + tuple(cotangents)
-        ct_sig = signature_of(cotangents, self.base.name)
-        for ct_type, out in zip(ct_sig, primal.results):
-            if ct_type.ndim != out.type.ndim:
-                raise CallError(f"cotangent has ndim {ct_type.ndim} but the output has ndim {out.type.ndim}")
-        spec_key = sig
-        fn_ir, _, compiled = self.specialization(spec_key)
-        hidden = getattr(primal, "hidden_values", [])
-        result = compiled(*args, *hidden, *cotangents) if not hidden else \
-            compiled(*args, *hidden, *cotangents)
-        return tuple(result[len(primal.results):])
+def _check_against(values, outs, what):
+    if len(values) != len(outs):
+        raise CallError(f"expected {len(outs)} {what}(s), one per output, got {len(values)}")
+    for value, out in zip(values, outs):
+        type_ = type_of_value(value)
+        if type_ is None or type_.ndim != out.type.ndim:
+            raise CallError(f"a {what} must match its output: expected ndim {out.type.ndim}, got "
+                            f"{type(value).__name__} {np.shape(value)}")
 
 
 def vjp(f, *args, wrt=None):
     """JAX-style ``(out, pullback)``; ``pullback(cotangent)`` returns the tuple of gradients."""
     compiled = as_compiled(f)
     out = compiled(*args)
-    derived = _VJPFunction(compiled, wrt)
+    derived = DerivedFunction(compiled, "vjp", wrt)
+    derived._last_signature = derived.signature(args)
 
     def pullback(*cotangents):
         if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
             cotangents = cotangents[0]
         cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
-        return derived.pullback_call(args, cotangents)
+        sig = derived.signature(args)
+        _check_against(cotangents, compiled.ir(sig).results, "cotangent")
+        result = derived.call_with_extra(args, cotangents)
+        return tuple(result[len(cotangents):])
 
     pullback.derived = derived
     return out, pullback

@@ -1,0 +1,162 @@
+"""Forward mode: an IR function -> an IR function that also propagates tangents (a JVP).
+
+Every active variable ``x`` gets a tangent ``dx`` computed next to it, in the same control
+flow, so loops stay loops. The transform accepts any IR the compiler produces, including
+the output of reverse mode (tapes, restores, adjoint scatters): that is how Hessians are
+built (forward over reverse).
+
+    y = np.sin(x)          ->   y = np.sin(x)
+                                dy = dx * np.cos(x)
+
+Statements that assign a variable from itself (``x = x * a``) compute the new value and
+its tangent into temporaries first, so rules see the old values.
+"""
+from ..errors import NoDerivativeRuleError, located
+from ..ir.builder import Builder
+from ..ir.nodes import (AccumItem, Assign, Comment, CustomCall, For, Function, If, Pop, Push, SetItem,
+                        Var, While, walk)
+from ..ir.types import NONE_T
+from ..passes.activity import active_vars
+from ..rules.jvp import jvp_rule
+from ..rules.vjp import NON_DIFFERENTIABLE
+
+
+class ForwardTransform:
+    def __init__(self, fn, wrt, namer):
+        self.fn = fn
+        self.wrt = [fn.params[k] for k in wrt]
+        self.namer = namer
+        for stmt in walk(fn.body):
+            for var in stmt.writes():
+                namer.reserve(var.name)
+        for var in fn.params:
+            namer.reserve(var.name)
+        results = [a for a in fn.results if isinstance(a, Var)]
+        self.active = active_vars(fn.body, self.wrt, results, NON_DIFFERENTIABLE)
+        self.tangents = {}
+
+    def tangent(self, var):
+        if var not in self.tangents:
+            self.tangents[var] = Var(self.namer.fresh("d" + var.name.lstrip("_")), var.type)
+        return self.tangents[var]
+
+    def tangent_of(self, atom):
+        return self.tangent(atom) if isinstance(atom, Var) and atom in self.active else None
+
+    def run(self):
+        tangent_params = [self.tangent(p) for p in self.wrt]
+        body = self.block(self.fn.body)
+        b = Builder(self.namer, body)
+        out_tangents = []
+        for atom in self.fn.results:
+            t = self.tangent_of(atom)
+            out_tangents.append(t if t is not None else b.call("zeros_like", atom))
+        return Function(f"{self.fn.name}_jvp", list(self.fn.params) + tangent_params, body,
+                        list(self.fn.results) + out_tangents, True, self.fn.source_file)
+
+    def block(self, block):
+        out = []
+        for stmt in block:
+            self.statement(stmt, out)
+        return out
+
+    def statement(self, stmt, out):
+        if isinstance(stmt, Assign):
+            self.assign(stmt, out)
+        elif isinstance(stmt, AccumItem):
+            out.append(stmt)
+            if stmt.array in self.active:
+                t = self.tangent_of(stmt.value)
+                if t is not None:
+                    out.append(AccumItem(self.tangent(stmt.array), t, stmt.items, stmt.loc))
+        elif isinstance(stmt, SetItem):
+            out.append(stmt)
+            if stmt.array in self.active:
+                t = self.tangent_of(stmt.value)
+                if t is None:
+                    b = Builder(self.namer, out, stmt.loc)
+                    t = b.call("zeros_like", stmt.value) if stmt.value.type.ndim else b.call("zeros_like", stmt.value)
+                out.append(SetItem(self.tangent(stmt.array), t, stmt.items, stmt.loc))
+        elif isinstance(stmt, Push):
+            out.append(stmt)
+            if stmt.tape in self.active:
+                t = self.tangent_of(stmt.value)
+                if t is None:
+                    t = Builder(self.namer, out, stmt.loc).call("zeros_like", stmt.value)
+                out.append(Push(self.tangent(stmt.tape), t, stmt.loc))
+        elif isinstance(stmt, Pop):
+            out.append(stmt)
+            if stmt.target in self.active:
+                out.append(Pop(self.tangent(stmt.target), self.tangent(stmt.tape), stmt.loc))
+        elif isinstance(stmt, If):
+            out.append(If(stmt.cond, self.block(stmt.body), self.block(stmt.orelse), stmt.loc))
+        elif isinstance(stmt, For):
+            out.append(For(stmt.index, stmt.start, stmt.stop, stmt.step, self.block(stmt.body), stmt.loc))
+        elif isinstance(stmt, While):
+            out.append(While(self.block(stmt.cond_body), stmt.cond, self.block(stmt.body), stmt.loc))
+        elif isinstance(stmt, CustomCall):
+            if getattr(stmt.info, "once_differentiable", False) and any(
+                    isinstance(a, Var) and a in self.active for a in stmt.inputs):
+                raise located(NoDerivativeRuleError, f"{stmt.info} has a @once_differentiable backward and "
+                              "cannot be differentiated twice", stmt.loc)
+            out.extend(self.block(stmt.forward))
+        elif isinstance(stmt, Comment):
+            out.append(stmt)
+        else:
+            raise TypeError(f"forward mode: unexpected statement {stmt!r}")
+
+    def assign(self, stmt, out):
+        target = stmt.target
+        if target not in self.active:
+            out.append(stmt)
+            return
+        b = Builder(self.namer, out, stmt.loc)
+        if stmt.prim == "new_tape":
+            out.append(stmt)
+            b.emit("new_tape", stmt.args, target=self.tangent(target))
+            return
+        tangents = [self.tangent_of(a) for a in stmt.args]
+        rule = jvp_rule(stmt.prim)
+        self_referencing = any(a is target for a in stmt.args)
+        if rule is None and any(t is not None for t in tangents) and stmt.prim not in NON_DIFFERENTIABLE:
+            raise located(NoDerivativeRuleError, f"no forward-mode rule for '{stmt.prim}'", stmt.loc)
+        if stmt.inplace:  # adjoint accumulation `v += w`: linear, tangent `dv += dw`
+            out.append(stmt)
+            t = tangents[1]
+            if t is not None:
+                out.append(Assign(self.tangent(target), "add", [self.tangent(target), t], loc=stmt.loc,
+                                  inplace=True))
+            return
+        if self_referencing:
+            new_value = Var(self.namer.fresh("_" + target.name.lstrip("_") + "_new"), target.type)
+            out.append(Assign(new_value, stmt.prim, stmt.args, stmt.params, stmt.loc))
+            tangent = rule(b, tangents, new_value, stmt.args, stmt.params) if rule else None
+            if tangent is None:
+                tangent = b.call("zeros_like", new_value)
+            elif tangent.type.ndim < target.type.ndim:
+                tangent = b.call("broadcast_to_shape", tangent, new_value)
+            out.append(Assign(target, "alias", [new_value], loc=stmt.loc))
+            out.append(Assign(self.tangent(target), "alias", [tangent], loc=stmt.loc))
+            return
+        out.append(stmt)
+        tangent = rule(b, tangents, target, stmt.args, stmt.params) if rule else None
+        if tangent is None:
+            b.emit("zeros_like", [target], target=self.tangent(target))
+            return
+        if tangent.type.ndim < target.type.ndim:
+            tangent = b.call("broadcast_to_shape", tangent, target)
+        last = out[-1]
+        if isinstance(last, Assign) and last.target is tangent and tangent.is_temp:
+            last.target = self.tangent(target)
+        else:
+            out.append(Assign(self.tangent(target), "copy" if tangent.type.ndim and False else "alias",
+                              [tangent], loc=stmt.loc))
+
+
+def forward(fn, wrt, namer):
+    """The IR function computing ``fn``'s results and their tangents; it takes one tangent
+    parameter per index in ``wrt`` after ``fn``'s parameters."""
+    return ForwardTransform(fn, wrt, namer).run()
+
+
+__all__ = ["forward", "NONE_T"]
