@@ -7,6 +7,7 @@
 """
 from .api import compile, grad, source, value_and_grad, vjp
 from .derivatives import hessian, hvp, jacobian, jvp
+from . import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
 from .errors import AdCompileError
 from .testing import gradcheck
 

@@ -58,7 +58,8 @@ def const_ast(const):
 
 def _src(node):
     text = astor.to_source(node).strip()
-    if text.startswith("(") and text.endswith(")") and _outer_parens_match(text):
+    # astor wraps long expressions in parentheses to break lines: keep those.
+    if "\n" not in text and text.startswith("(") and text.endswith(")") and _outer_parens_match(text):
         text = text[1:-1]
     return text
 
@@ -206,7 +207,8 @@ class FunctionWriter:
             return
         if isinstance(stmt, CustomCall):
             self.flush(pending, indent)
-            self.emit(indent, f"# forward of custom Function {stmt.info}")
+            describe = getattr(stmt.info, "describe", None)
+            self.emit(indent, f"# {describe() if describe else f'forward of custom Function {stmt.info}'}")
             self.block(stmt.forward, indent)
             return
         if isinstance(stmt, While):

@@ -17,6 +17,7 @@ from ..ir.nodes import Assign, Const, For, Function, If, SetItem, Var, While
 from ..ir.types import B1, F8, I8, Type, type_of_value
 from . import calls
 from .indexing import index_params
+from .lowering import lower_jumps
 from .resolve import DTypeRef, FuncRef, ModuleRef, UserFunction, classify, module_constant
 from .source import FunctionSource
 from .values import (NONE, EnumerateValue, MethodRef, NoneValue, RangeValue, ReversedValue,
@@ -37,6 +38,8 @@ _UNSUPPORTED_EXPRESSIONS = {
 }
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
            ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.MatMult: "matmul"}
+_CHEAP_PRIMS = {"lt", "le", "gt", "ge", "eq", "ne", "not", "and", "or", "add", "sub", "mul", "neg",
+                "alias"}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 
 
@@ -47,6 +50,7 @@ class _Retry(Exception):
 class Translator:
     def __init__(self, pyfunc, arg_types, namer=None, hints=None):
         self.src = FunctionSource(pyfunc)
+        lower_jumps(self.src.node)
         self.pyfunc = pyfunc
         self.arg_types = arg_types
         self.namer = namer or Namer()
@@ -234,10 +238,15 @@ class Translator:
             index = self.bind_loop_index(index_target.id)
         else:
             index = Var(self.namer.fresh("_i"), I8)
+        stop_flags = getattr(node, "stop_flags", None)
+        if stop_flags:
+            counter, first = self.counted_loop_start(index, start, stop, step, loc)
         body = []
         self.depth += 1
         saved_block, saved_builder = self.block, self.builder
         self.block, self.builder = body, Builder(self.namer, body, loc)
+        if stop_flags:
+            first()
         if prologue_targets:
             sequences, enumerate_ = prologue_targets
             items = [self.getitem(seq, [("int", index)], node) for seq in sequences]
@@ -250,7 +259,39 @@ class Translator:
         self.block, self.builder = saved_block, saved_builder
         self.in_block(body, node.body)
         self.depth -= 1
-        self.block.append(For(index, start, stop, step, body, loc))
+        if stop_flags:
+            self.counted_loop_end(counter, stop_flags, body, node, loc)
+        else:
+            self.block.append(For(index, start, stop, step, body, loc))
+
+    def counted_loop_start(self, index, start, stop, step, loc):
+        """A ``for`` loop that may break or return runs as a counted ``while`` loop:
+        ``k = 0; while k < n and not <flags>: i = start + k*step; body; k += 1``."""
+        b = self.builder
+        n = b.call("range_len", start, stop, step)
+        n.is_temp = False
+        n.name = self.namer.fresh("n_" + index.name.lstrip("_"))
+        counter = Var(self.namer.fresh("_k"), I8)
+        self.block.append(Assign(counter, "alias", [const(0)], loc=loc))
+
+        def first():  # the loop index of this iteration, at the top of the body
+            value = counter
+            if not (isinstance(step, Const) and step.value == 1):
+                value = self.builder.emit("mul", [value, step])
+            if not (isinstance(start, Const) and start.value == 0):
+                value = self.builder.emit("add", [start, value])
+            self.block.append(Assign(index, "alias", [value], loc=loc))
+        return (counter, n), first
+
+    def counted_loop_end(self, counter, stop_flags, body, node, loc):
+        counter, n = counter
+        body.append(Assign(counter, "add", [counter, const(1)], loc=loc))
+        cond_body = []
+        cb = Builder(self.namer, cond_body, loc)
+        cond = cb.emit("lt", [counter, n])
+        for flag in stop_flags:
+            cond = cb.emit("and", [cond, cb.emit("not", [self.lookup(flag, node)])])
+        self.block.append(While(cond_body, cond, body, loc))
 
     def loop_sequences(self, iterable, node):
         enumerate_ = isinstance(iterable, EnumerateValue)
@@ -307,6 +348,9 @@ class Translator:
             raise self.error("unsupported assignment target", target, UnsupportedSyntaxError)
 
     def bind(self, name, value, node):
+        if isinstance(value, TupleValue) and self.depth > self.base_depth:
+            self.bind_tuple(name, value, node)
+            return
         if not isinstance(value, (Var, Const)):
             self.env[name] = value  # a compile-time value (tuple, None, range ...)
             return
@@ -320,7 +364,7 @@ class Translator:
                     self.hints[target.name] = widened
                     raise _Retry()
         else:
-            base = name
+            base = name.replace("#", "_")
             var_name = self.namer.fresh(base)
             target = Var(var_name, self.hints.get(var_name, value.type))
             if target.type != value.type:
@@ -332,6 +376,27 @@ class Translator:
             last.target = target
         else:
             self.block.append(Assign(target, "alias", [value], loc=self.loc))
+
+    def bind_tuple(self, name, value, node):
+        """A tuple assigned inside a loop or branch is held in one variable per item, so that
+        which assignment ran is decided at run time."""
+        current = self.env.get(name)
+        runtime = isinstance(current, TupleValue) and getattr(current, "runtime", False)
+        if runtime and len(current.items) != len(value.items):
+            raise self.error(f"'{name}' is assigned tuples of different lengths", node, TypeMismatchError)
+        if current is not None and not runtime and not isinstance(current, NoneValue):
+            raise self.error(f"'{name}' is given a tuple inside a loop or branch but had another value "
+                             "before it; unpack the tuple into names (a, b = ...)", node, UnsupportedSyntaxError)
+        items = []
+        for k, item in enumerate(value.items):
+            key = f"{name}#{k}"
+            if not runtime:
+                self.env.pop(key, None)
+            self.bind(key, self.as_atom(item, node), node)
+            items.append(self.env[key])
+        result = TupleValue(items)
+        result.runtime = True
+        self.env[name] = result
 
     def widen(self, old, new, node):
         if old.ndim != new.ndim:
@@ -439,6 +504,10 @@ class Translator:
             value = getattr(base.module, attr)
             known = classify(value)
             if known is None:
+                from .extensions import classify_extension
+                extension = classify_extension(value)
+                if extension is not None:
+                    return extension
                 if callable(value):
                     raise self.error(f"'{base.module.__name__}.{attr}' is not supported by adcompile",
                                      node, calls.UnsupportedFunctionError)
@@ -502,12 +571,37 @@ class Translator:
         raise self.error("unsupported unary operator", node, UnsupportedSyntaxError)
 
     def expr_BoolOp(self, node):
-        values = [self.condition(v) for v in node.values]
+        """``a and b`` / ``a or b``; ``b`` is evaluated only when needed if it does more than
+        compare and combine scalars (it may index out of bounds: ``i < n and x[i] > 0``)."""
         prim = "and" if isinstance(node.op, ast.And) else "or"
-        result = values[0]
-        for v in values[1:]:
-            result = self.emit(prim, [result, v], node)
+        result = self.condition(node.values[0])
+        for value_node in node.values[1:]:
+            block = []
+            saved_block, saved_builder = self.block, self.builder
+            self.block, self.builder = block, Builder(self.namer, block, self.loc)
+            self.depth += 1
+            try:
+                value = self.condition(value_node)
+            finally:
+                self.depth -= 1
+                self.block, self.builder = saved_block, saved_builder
+            if all(isinstance(s, Assign) and s.prim in _CHEAP_PRIMS for s in block):
+                self.block += block
+                result = self.emit(prim, [result, value], node)
+            elif isinstance(result, Const):
+                self.block += block
+                result = value if result.value == (prim == "and") else result
+            else:
+                result = self.short_circuit(prim, result, value, block)
         return result
+
+    def short_circuit(self, prim, first, second, block):
+        var = Var(self.namer.fresh("_cond"), B1)
+        self.block.append(Assign(var, "alias", [first], loc=self.loc))
+        block.append(Assign(var, "alias", [second], loc=self.loc))
+        test = var if prim == "and" else self.builder.emit("not", [var])
+        self.block.append(If(test, block, [], self.loc))
+        return var
 
     def expr_Compare(self, node):
         left = self.expr(node.left)

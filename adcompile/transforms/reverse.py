@@ -104,17 +104,47 @@ class ReverseTransform:
     def overwrites(self, var):
         return self.scopes.is_multiply_defined(var, self.fn.params)
 
-    def save(self, out, stmt, value, depth, base):
+    def save(self, out, stmt, value, depth, base, key=None):
         """Emit into ``out`` the saving of ``value`` before ``stmt`` overwrites it."""
+        key = id(stmt) if key is None else key
         if depth == 0:
             slot = Var(self.namer.fresh(base + "_saved"), value.type)
             out.append(Assign(slot, "alias", [value], loc=stmt.loc))
-            self.saves[id(stmt)] = ("slot", slot)
+            self.saves[key] = ("slot", slot)
         else:
             tape = Var(self.namer.fresh("tape_" + base), NONE_T)
             self.tapes.append((tape, value.type))
             out.append(Push(tape, value, loc=stmt.loc))
-            self.saves[id(stmt)] = ("tape", tape, value.type)
+            self.saves[key] = ("tape", tape, value.type)
+
+    @staticmethod
+    def region_vars(stmt):
+        """Variables a custom call's region assigns: its outputs and its internal variables."""
+        found = list(stmt.outputs)
+        for inner in walk(stmt.forward):
+            found += [v for v in inner.writes() if v not in found]
+        return found
+
+    def save_region(self, out, stmt, depth, when):
+        """A custom call's region is atomic: the needed variables it assigns are saved as a
+        whole on entry (for the statements before it) and on exit (for its own rule)."""
+        for var in self.region_vars(stmt):
+            if var in self.needed and var.type.dtype != "none" and self.scopes.is_overwritten(var, self.fn.params):
+                if var not in self.fn.params and var not in self.placeholders:
+                    self.placeholders.append(var)
+                self.save(out, stmt, var, depth, var.name, key=(id(stmt), var, when))
+
+    def restore_region(self, stmt, b, when):
+        if self.needed is None:
+            return
+        for var in reversed(self.region_vars(stmt)):
+            saved = self.saves.get((id(stmt), var, when))
+            if saved is None:
+                continue
+            if saved[0] == "slot":
+                b.emit("alias", [saved[1]], target=var)
+            else:
+                b.append(Pop(var, saved[1]))
 
     def forward_block(self, block, depth):
         out = []
@@ -138,8 +168,9 @@ class ReverseTransform:
                     self.save(out, stmt, old, depth, stmt.array.name)
                 out.append(stmt)
             elif isinstance(stmt, CustomCall):
-                out.append(CustomCall(stmt.outputs, stmt.inputs, self.forward_block(stmt.forward, depth),
-                                      stmt.info, stmt.loc))
+                self.save_region(out, stmt, depth, "entry")
+                out.append(stmt)
+                self.save_region(out, stmt, depth, "exit")
             elif isinstance(stmt, If):
                 out.append(If(stmt.cond, self.forward_block(stmt.body, depth),
                               self.forward_block(stmt.orelse, depth), stmt.loc))
@@ -223,6 +254,9 @@ class ReverseTransform:
 
     def accumulate(self, b, var, ct, stmt, position):
         if isinstance(ct, ScatterInto):
+            if self.scopes.single_local_use(var):  # no zero-initialised adjoint exists yet
+                b.emit("zeros_like", [var], target=self.adjoint(var))
+                self.adj_values[var] = self.adjoint(var)
             b.append(AccumItem(self.adjoint(var), ct.value, ct.items))
             return
         if stmt is not None and stmt.prim in BROADCASTING:
@@ -297,8 +331,14 @@ class ReverseTransform:
         elif isinstance(stmt, While):
             self.backward_while(stmt, b, path, depth)
         elif isinstance(stmt, CustomCall):
-            from .custom import backward_custom_call
-            backward_custom_call(self, stmt, b, path, depth)
+            self.restore_region(stmt, b, "exit")
+            own_rule = getattr(stmt.info, "reverse_rule", None)
+            if own_rule is not None:  # an inlined derivative (adcompile/nested.py)
+                own_rule(self, stmt, b, path, depth)
+            else:
+                from .custom import backward_custom_call
+                backward_custom_call(self, stmt, b, path, depth)
+            self.restore_region(stmt, b, "entry")
 
     def backward_assign(self, stmt, b):
         target = stmt.target
@@ -354,6 +394,8 @@ class ReverseTransform:
         adj = self.adjoint(array)
         if isinstance(value, Var) and value in self.active:
             ct = getitem(b, adj, stmt.items)
+            if ct.type.ndim and value.type.ndim:  # a view of adj, which is zeroed below
+                ct = b.call("copy", ct)
             if value.type.ndim == 0 and ct.type.ndim:
                 ct = b.call("sum", ct)
             elif ct.type.ndim:

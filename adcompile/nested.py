@@ -1,0 +1,186 @@
+"""Derivatives inside compiled code: ``adcompile.grad(loss)(w, X, y)`` in a compiled body.
+
+The frontend sees ``adcompile.grad``/``value_and_grad``/``jvp`` (or a derived function made at
+module level) being called, builds the derived IR for the argument types at the call site and
+inlines it, so the whole program is one numba function. The inlined code is wrapped in a
+``CustomCall`` whose info carries the reverse rule for differentiating it again: the adjoint
+of a gradient call is a Hessian-vector product (the Hessian is symmetric), computed by
+forward mode over reverse mode:
+
+    g = grad(L, wrt=W)(x)     =>    x̄ += H ḡ  =  jvp(grad(L, wrt=all), x, tangent ḡ on W)
+"""
+from . import api
+from .errors import CallError, UnsupportedSyntaxError
+from .frontend.extensions import register_classifier
+from .frontend.resolve import UserFunction
+from .frontend.values import NoneValue, TupleValue
+from .ir.builder import Namer
+from .ir.clone import inline_function
+from .ir.nodes import Const, CustomCall, Var
+from .transforms.forward import forward
+from .transforms.reverse import reverse
+
+_FACTORIES = {}
+
+
+class DerivativeFactory:
+    """``adcompile.grad`` (and friends) as a value inside compiled code."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def compile_call(self, tr, args, kwargs, node):
+        if self.kind == "jvp":
+            return call_jvp(tr, args, kwargs, node)
+        if not args:
+            raise tr.error(f"adcompile.{self.kind} needs a function", node, CallError)
+        wrt = kwargs.get("wrt", args[1] if len(args) > 1 else None)
+        return DerivedInCode(self.kind, _base_function(tr, args[0], node), _static_wrt(tr, wrt, node))
+
+
+def _static_wrt(tr, wrt, node):
+    if wrt is None:
+        return 0
+    if isinstance(wrt, TupleValue):
+        return tuple(_static_wrt(tr, item, node) for item in wrt.items)
+    if isinstance(wrt, Const) and isinstance(wrt.value, (int, str)):
+        return wrt.value
+    raise tr.error("wrt must be a constant int, name or tuple", node, CallError)
+
+
+def _base_function(tr, value, node):
+    if isinstance(value, UserFunction):
+        return api.CompiledFunction(getattr(value.pyfunc, "__adcompile_python__", value.pyfunc))
+    if isinstance(value, DerivedInCode):
+        return value.derived
+    raise tr.error("the argument of adcompile.grad inside compiled code must be a function", node, CallError)
+
+
+class DerivedCallInfo:
+    """What a CustomCall made from an inlined derivative needs to be differentiated again."""
+
+    def __init__(self, derived, sig, n_hidden):
+        self.derived = derived
+        self.sig = sig
+        self.n_hidden = n_hidden
+
+    def __str__(self):
+        return self.derived.name
+
+    def describe(self):
+        return f"inlined {self.derived.name}"
+
+    def reverse_rule(self, transform, stmt, b, path, depth):
+        derived = self.derived
+        if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, api.DerivedFunction):
+            raise CallError(f"reverse mode through {derived.name} called inside compiled code is not "
+                            "supported; use forward mode (adcompile.jvp) outside it")
+        inputs = stmt.inputs
+        active = [k for k, a in enumerate(inputs) if isinstance(a, Var) and a in transform.active]
+        if not active:
+            return
+        wrt = derived.resolved_wrt(self.sig)
+        primal = derived.primal_ir(self.sig)
+        gradient = reverse(primal, active, Namer(), mode="grad")
+        hvp = forward(gradient, wrt, Namer())
+        grads_out = stmt.outputs[-len(wrt):]
+        cotangents = [_take_adjoint(transform, out, b) for out in grads_out]
+        results = inline_function(hvp, list(inputs) + cotangents, transform.namer, b.block, stmt.loc)
+        n = len(active)
+        first_order, second_order = results[:n], results[n:]
+        value_ct = _take_adjoint(transform, stmt.outputs[0], b) if derived.kind == "value_and_grad" else None
+        for k, position in enumerate(active):
+            contribution = second_order[k]
+            if value_ct is not None:
+                contribution = b.add(contribution, b.mul(value_ct, first_order[k]))
+            transform.accumulate(b, inputs[position], contribution, None, None)
+
+
+def _take_adjoint(transform, var, b):
+    if var in transform.adj_values:
+        return transform.adj_values.pop(var)
+    if var not in transform.active:
+        return b.call("zeros_like", var)
+    adj = transform.adjoint(var)
+    if transform.overwrites(var):
+        snapshot = b.emit("alias", [adj])
+        snapshot.is_temp = False
+        b.emit("zeros_like", [var], target=adj)
+        return snapshot
+    return adj
+
+
+class DerivedInCode:
+    """``adcompile.grad(f)`` (a derived function) as a value inside compiled code."""
+
+    def __init__(self, kind, base, wrt):
+        self.kind = kind
+        self.derived = api.DerivedFunction(base, kind, wrt)
+
+    def compile_call(self, tr, args, kwargs, node):
+        if kwargs:
+            raise tr.error("derived functions take positional arguments only", node, UnsupportedSyntaxError)
+        atoms = [tr.as_atom(a, node) for a in args]
+        derived = self.derived
+        derived.check_arity(atoms)
+        sig = tuple(a.type for a in atoms)
+        try:
+            fn_ir = derived.ir(sig)
+        except CallError as exc:
+            raise tr.error(str(exc), node, CallError) from None
+        hidden = getattr(derived.primal_ir(sig), "hidden_values", [])
+        inputs = atoms + [tr.hidden_array(value, "global_array", node) for value in hidden]
+        region = []
+        results = inline_function(fn_ir, inputs, tr.namer, region, tr.loc)
+        outputs = [r for r in results]
+        tr.block.append(CustomCall([o for o in outputs if isinstance(o, Var)], inputs, region,
+                                   DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
+        values, grads = derived.split(sig, outputs) if derived.kind != "grad" else (None, derived.split(sig, outputs)[1])
+        grads = TupleValue(list(grads)) if isinstance(grads, tuple) else grads
+        if derived.kind == "grad":
+            return grads
+        values = TupleValue(list(values)) if isinstance(values, tuple) else values
+        return TupleValue([values, grads])
+
+
+def call_jvp(tr, args, kwargs, node):
+    if len(args) != 3:
+        raise tr.error("adcompile.jvp(f, primals, tangents) takes three arguments", node, CallError)
+    base = _base_function(tr, args[0], node)
+    primals = args[1].items if isinstance(args[1], TupleValue) else [args[1]]
+    tangents = args[2].items if isinstance(args[2], TupleValue) else [args[2]]
+    wrt = tuple(k for k, t in enumerate(tangents) if not isinstance(t, NoneValue))
+    derived = api.DerivedFunction(base, "jvp", wrt)
+    atoms = [tr.as_atom(p, node) for p in primals]
+    sig = tuple(a.type for a in atoms)
+    fn_ir = derived.ir(sig)
+    hidden = getattr(derived.primal_ir(sig), "hidden_values", [])
+    inputs = atoms + [tr.hidden_array(value, "global_array", node) for value in hidden]
+    inputs += [tr.as_atom(tangents[k], node) for k in wrt]
+    region = []
+    results = inline_function(fn_ir, inputs, tr.namer, region, tr.loc)
+    tr.block.append(CustomCall([r for r in results if isinstance(r, Var)], inputs, region,
+                               DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
+    n = len(results) // 2
+    outs, touts = results[:n], results[n:]
+    if base.ir(sig).returns_tuple:
+        return TupleValue([TupleValue(outs), TupleValue(touts)])
+    return TupleValue([outs[0], touts[0]])
+
+
+@register_classifier
+def _classify(value):
+    if value is api.grad:
+        return DerivativeFactory("grad")
+    if value is api.value_and_grad:
+        return DerivativeFactory("value_and_grad")
+    from . import derivatives
+    if value is derivatives.jvp:
+        return DerivativeFactory("jvp")
+    if isinstance(value, api.DerivedFunction):
+        holder = DerivedInCode.__new__(DerivedInCode)
+        holder.kind, holder.derived = value.kind, value
+        return holder
+    if isinstance(value, api.CompiledFunction):
+        return UserFunction(value.pyfunc)
+    return None
