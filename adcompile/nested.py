@@ -72,6 +72,8 @@ class DerivedCallInfo:
 
     def reverse_rule(self, transform, stmt, b, path, depth):
         derived = self.derived
+        if derived.kind == "jvp" and not isinstance(derived.base, api.DerivedFunction):
+            return self.reverse_of_jvp(transform, stmt, b)
         if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, api.DerivedFunction):
             raise CallError(f"reverse mode through {derived.name} called inside compiled code is not "
                             "supported; use forward mode (adcompile.jvp) outside it")
@@ -94,6 +96,40 @@ class DerivedCallInfo:
             if value_ct is not None:
                 contribution = b.add(contribution, b.mul(value_ct, first_order[k]))
             transform.accumulate(b, inputs[position], contribution, None, None)
+
+
+    def reverse_of_jvp(self, transform, stmt, b):
+        """Adjoints of ``(out, J t) = jvp(f, p, t)``: p̄ += vjp(ū) + d/dp<t̄_out, J(p) t>, t̄ += vjp(t̄_out)."""
+        derived = self.derived
+        primal = derived.primal_ir(self.sig)
+        tangent_positions = derived.resolved_wrt(self.sig)
+        n_primal = len(primal.params)
+        inputs = stmt.inputs
+        primal_inputs, tangent_inputs = inputs[:n_primal], inputs[n_primal:]
+        active = [k for k, a in enumerate(primal_inputs) if isinstance(a, Var) and a in transform.active]
+        active_tangents = [j for j, a in enumerate(tangent_inputs) if isinstance(a, Var) and a in transform.active]
+        if not active and not active_tangents:
+            return
+        wrt = sorted(set(active) | set(tangent_positions))
+        n_out = len(primal.results)
+        outs, touts = stmt.outputs[:n_out], stmt.outputs[n_out:]
+        out_cts = [_take_adjoint(transform, v, b) for v in outs]
+        tout_cts = [_take_adjoint(transform, v, b) for v in touts]
+        pullback = reverse(primal, wrt, Namer(), mode="vjp")
+        by_outputs = inline_function(pullback, list(primal_inputs) + out_cts, transform.namer, b.block, stmt.loc)
+        second = forward(pullback, tangent_positions, Namer())
+        results = inline_function(second, list(primal_inputs) + tout_cts + list(tangent_inputs),
+                                  transform.namer, b.block, stmt.loc)
+        n_res = n_out + len(wrt)
+        by_tangent_outputs = results[n_out:n_res]
+        curvature = results[n_res + n_out:]
+        for k in active:
+            position = wrt.index(k)
+            total = b.add(by_outputs[n_out + position], curvature[position])
+            transform.accumulate(b, primal_inputs[k], total, None, None)
+        for j in active_tangents:
+            position = wrt.index(tangent_positions[j])
+            transform.accumulate(b, tangent_inputs[j], by_tangent_outputs[position], None, None)
 
 
 def _take_adjoint(transform, var, b):
