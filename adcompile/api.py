@@ -15,13 +15,15 @@ from .errors import CallError
 from .frontend.parse import translate
 from .ir.builder import Namer
 from .ir.types import type_of_value
-from .passes.dce import eliminate_dead_code
+from .passes.pipeline import optimize
 from .ir.builder import const
 from .ir.nodes import Assign
 from .transforms.forward import forward
 from .transforms.reverse import reverse
 
 BACKENDS = ("numba", "python")
+# The simplification passes; benchmarks/source_size.py switches them off to measure them.
+OPTIMIZE = True
 
 
 def signature_of(args, fname):
@@ -155,10 +157,11 @@ class DerivedFunction(_Specialised):
     (vjp) or one tangent per differentiated argument (jvp).
     """
 
-    def __init__(self, base, kind, wrt):
+    def __init__(self, base, kind, wrt, tangents_only=False):
         super().__init__()
         self.base = as_compiled(base)
         self.kind = kind
+        self.tangents_only = tangents_only  # jvp: return only the output tangents
         self.backend = self.base.backend
         self.param_names = self.base.param_names
         self.name = f"{kind}({self.base.name})"
@@ -206,7 +209,10 @@ class DerivedFunction(_Specialised):
     def ir(self, sig):
         wrt = self.resolved_wrt(sig)
         if self.kind == "jvp":
-            derived = forward(self.base.ir(sig), wrt, Namer())
+            base_ir = self.base.ir(sig)
+            derived = forward(base_ir, wrt, Namer())
+            if self.tangents_only:
+                derived.results = derived.results[len(base_ir.results):]
         elif isinstance(self.base, DerivedFunction):
             derived = self.second_order_ir(sig, wrt)
         else:
@@ -214,7 +220,8 @@ class DerivedFunction(_Specialised):
             if self.kind in ("grad", "value_and_grad"):
                 self.check_scalar_output(primal)
             derived = reverse(primal, wrt, Namer(), mode=self.kind)
-        eliminate_dead_code(derived)
+        if OPTIMIZE:
+            optimize(derived)
         return derived
 
     def second_order_ir(self, sig, wrt):

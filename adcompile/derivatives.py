@@ -72,7 +72,7 @@ def hessian(f, wrt=0):
     if is_tuple:
         raise CallError("hessian: wrt must be a single argument")
     gradient = DerivedFunction(compiled, "grad", index)
-    column = DerivedFunction(gradient, "jvp", index)
+    column = DerivedFunction(gradient, "jvp", index, tangents_only=True)
 
     def hessian_fn(*args):
         x = args[index]

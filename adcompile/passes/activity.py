@@ -9,6 +9,7 @@ flow-insensitive, so it is a sound over-approximation across loops and branches.
     n = x.shape[0]     # dim is not differentiable -> n never varied
     return x * c       # x useful; c useful but not varied -> c inactive
 """
+from ..rules.shape_only import value_args
 from ..ir.nodes import AccumItem, Assign, CustomCall, Pop, Push, SetItem, Var, walk
 
 
@@ -22,7 +23,7 @@ def _flows(block, non_differentiable):
     for stmt in walk(block):
         if isinstance(stmt, Assign):
             if stmt.target.type.is_float and _differentiable(stmt, non_differentiable):
-                pairs += [(a, stmt.target) for a in stmt.args if isinstance(a, Var) and a.type.is_float]
+                pairs += [(a, stmt.target) for a in value_args(stmt) if isinstance(a, Var) and a.type.is_float]
         elif isinstance(stmt, SetItem):  # includes AccumItem
             if isinstance(stmt.value, Var) and stmt.value.type.is_float:
                 pairs.append((stmt.value, stmt.array))

@@ -22,11 +22,9 @@ from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, Func
 from ..ir.types import NONE_T, Type
 from ..passes.activity import active_vars
 from ..rules.vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES, ScatterInto, getitem
-from .scopes import Scopes
+from .scopes import Scopes, check_shared_memory_writes
 
-# Primitives that read only the shape or dtype of these argument positions.
-SHAPE_ONLY = {"zeros_like": (0,), "unbroadcast": (1,), "broadcast_to_shape": (1,), "dim": (0,),
-              "size": (0,), "cast_like": (1,), "diag_adjoint": (1,), "ones_like": (0,)}
+from ..rules.shape_only import SHAPE_ONLY
 
 
 def check_rules(body, active):
@@ -71,7 +69,10 @@ class ReverseTransform:
         self.wrt = [fn.params[k] for k in wrt]
         self.namer = namer
         self.mode = mode
+        self.want_values = mode != "grad"  # whether the primal results are returned too
+        check_shared_memory_writes(fn)
         self.scopes = Scopes(fn)
+        self.order = {id(stmt): k for k, stmt in enumerate(walk(fn.body))}
         results = [a for a in fn.results if isinstance(a, Var)]
         self.active = active_vars(fn.body, self.wrt, results, NON_DIFFERENTIABLE)
         check_rules(fn.body, self.active)
@@ -86,11 +87,32 @@ class ReverseTransform:
         self.start_pass()
         self.backward_block(self.fn.body, (), 0)
         self.needed = primal_reads(self.backward_statements, self.primal_vars)
-        self.namer.taken = snapshot
-        self.start_pass()
-        forward = self.forward_block(self.fn.body, 0)
-        backward = self.backward_block(self.fn.body, (), 0)
+        # Restoring a saved value can make the backward sweep read more (the condition of the
+        # branch it is restored in): repeat until the set of needed values is stable.
+        for _ in range(20):
+            self.namer.taken = set(snapshot)
+            self.start_pass()
+            forward = self.forward_block(self.fn.body, 0)
+            self.results = self.keep_results(forward)
+            backward = self.backward_block(self.fn.body, (), 0)
+            needed = primal_reads(self.backward_statements, self.primal_vars)
+            if needed <= self.needed:
+                break
+            self.needed |= needed
         return self.assemble(forward, backward)
+
+    def keep_results(self, forward):
+        """The results as computed by the forward sweep: a result that the backward sweep
+        restores to an earlier value is first copied."""
+        results = []
+        b = Builder(self.namer, forward)
+        for atom in self.fn.results:
+            if isinstance(atom, Var) and atom in self.restored and self.want_values:
+                kept = b.call("copy", atom) if atom.type.ndim else b.emit("alias", [atom])
+                kept.name, kept.is_temp = self.namer.fresh(atom.name + "_result"), False
+                atom = kept
+            results.append(atom)
+        return results
 
     def start_pass(self):
         self.adjoints = {}       # primal Var -> adjoint Var
@@ -99,15 +121,36 @@ class ReverseTransform:
         self.tapes = []
         self.placeholders = []
         self.loop_records = {}
+        self.restored = set()    # Vars whose forward values the backward sweep puts back
 
     # ------------------------------------------------------------------ forward sweep
     def overwrites(self, var):
         return self.scopes.is_multiply_defined(var, self.fn.params)
 
-    def save(self, out, stmt, value, depth, base, key=None):
-        """Emit into ``out`` the saving of ``value`` before ``stmt`` overwrites it."""
+    def defined_before(self, var, stmt):
+        """Whether ``var`` surely has a value when ``stmt`` runs (a parameter, or assigned by
+        an unconditional top-level statement before it); if not, it gets a placeholder."""
+        if var in self.fn.params:
+            return True
+        info = self.scopes.info.get(var)
+        where = self.order.get(id(stmt))
+        return info is not None and where is not None and any(
+            path == () and self.order.get(id(d), where) < where for d, _, path in info.defs)
+
+    def first_definition(self, stmt, var, depth):
+        """Whether ``stmt``, outside loops, is the first assignment of ``var``: there is no
+        earlier value to save then."""
+        info = self.scopes.info.get(var)
+        return (depth == 0 and var not in self.fn.params and info is not None and bool(info.defs)
+                and info.defs[0][0] is stmt)
+
+    def save(self, out, stmt, value, depth, base, key=None, direct=False):
+        """Emit into ``out`` the saving of ``value`` before ``stmt`` overwrites it (``direct``:
+        ``value`` is a fresh variable that can be the slot itself)."""
         key = id(stmt) if key is None else key
-        if depth == 0:
+        if depth == 0 and direct:
+            self.saves[key] = ("slot", value)
+        elif depth == 0:
             slot = Var(self.namer.fresh(base + "_saved"), value.type)
             out.append(Assign(slot, "alias", [value], loc=stmt.loc))
             self.saves[key] = ("slot", slot)
@@ -151,13 +194,17 @@ class ReverseTransform:
         for stmt in block:
             if isinstance(stmt, Assign):
                 target = stmt.target
-                if target in self.needed and self.scopes.is_overwritten(target, self.fn.params):
-                    if target not in self.fn.params and target not in self.placeholders:
+                if (target in self.needed and self.scopes.is_overwritten(target, self.fn.params)
+                        and not self.first_definition(stmt, target, depth)):
+                    if not self.defined_before(target, stmt) and target not in self.placeholders:
                         self.placeholders.append(target)
                     self.save(out, stmt, target, depth, target.name)
+                    self.restored.add(target)
                 out.append(stmt)
             elif isinstance(stmt, SetItem):
-                if stmt.array in self.needed:
+                # writes into arguments are always undone, so that derived functions leave
+                # their arguments as they found them
+                if stmt.array in self.needed or stmt.array in self.fn.params:
                     b = Builder(self.namer, out, stmt.loc)
                     old = getitem(b, stmt.array, stmt.items)
                     if old.type.ndim:
@@ -165,7 +212,8 @@ class ReverseTransform:
                     old.is_temp = depth > 0  # a slot must stay a variable
                     if depth == 0:
                         old.name = self.namer.fresh(stmt.array.name + "_overwritten")
-                    self.save(out, stmt, old, depth, stmt.array.name)
+                    self.save(out, stmt, old, depth, stmt.array.name, direct=True)
+                    self.restored.add(stmt.array)
                 out.append(stmt)
             elif isinstance(stmt, CustomCall):
                 self.save_region(out, stmt, depth, "entry")
@@ -213,9 +261,15 @@ class ReverseTransform:
     def record_for(self, loop, depth):
         out = []
         b = Builder(self.namer, out, loop.loc)
-        trips = b.call("range_len", loop.start, loop.stop, loop.step)
-        trips.is_temp = False
-        n = self.record_var("n_" + loop.index.name, trips.type, trips, loop, depth, out)
+        bounds = [loop.start, loop.stop, loop.step]
+        if all(isinstance(a, Const) for a in bounds):  # known now: nothing to record
+            n = const(len(range(*(a.value for a in bounds))))
+        elif depth == 0:
+            n = b.emit("range_len", bounds, target=Var(self.namer.fresh("n_" + loop.index.name), Type("i8")))
+        else:
+            trips = b.call("range_len", *bounds)
+            trips.is_temp = False
+            n = self.record_var("n_" + loop.index.name, trips.type, trips, loop, depth, out)
         start = loop.start if isinstance(loop.start, Const) else \
             self.record_var(loop.index.name + "_start", loop.start.type, loop.start, loop, depth, out)
         step = loop.step if isinstance(loop.step, Const) else \
@@ -449,7 +503,7 @@ class ReverseTransform:
             results = grads
         else:
             params += self.cotangent_params
-            results = list(self.fn.results) + grads
+            results = list(self.results) + grads
         suffix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[self.mode]
         return Function(f"{self.fn.name}_{suffix}", params, body, results, True, self.fn.source_file)
 
@@ -459,8 +513,9 @@ def reverse(fn, wrt, namer, mode="grad"):
     ``'value_and_grad'``: returns results then grads; ``'vjp'``: takes one cotangent per result
     after the primal parameters, returns results then grads)."""
     transform = ReverseTransform(fn, wrt, namer, "grad" if mode == "value_and_grad" else mode)
+    transform.want_values = mode != "grad"
     result = transform.run()
     if mode == "value_and_grad":
-        result.results = list(fn.results) + result.results
+        result.results = list(transform.results) + result.results
         result.name = f"{fn.name}_value_and_grad"
     return result

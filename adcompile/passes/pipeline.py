@@ -1,0 +1,15 @@
+"""The simplification pipeline run on every derived function: simplify, CSE, DCE to a fixpoint."""
+from .cse import eliminate_common_subexpressions
+from .dce import eliminate_dead_code
+from .simplify import simplify
+
+
+def optimize(fn, rounds=4):
+    """Run the passes on ``fn`` in place until nothing changes (at most ``rounds`` times)."""
+    for _ in range(rounds):
+        changed = simplify(fn)
+        changed |= eliminate_common_subexpressions(fn)
+        changed |= eliminate_dead_code(fn)
+        if not changed:
+            break
+    return fn

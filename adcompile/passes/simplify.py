@@ -1,0 +1,101 @@
+"""Algebraic simplification and constant folding.
+
+Rewrites, on every Assign:
+
+    c1 op c2          -> the folded constant (numeric constants only)
+    x * 1, 1 * x, x / 1, x + 0, 0 + x, x - 0, x ** 1   -> x
+    0 - x             -> -x
+    -(-x)             -> x
+    x * 0, 0 * x      -> 0 (a scalar) or zeros_like(x) (an array)
+
+``x * 0 -> 0`` is not NaN-preserving: it gives 0 where x is inf or nan, as symbolic
+differentiation usually does (a zero cotangent times anything contributes nothing).
+Temporaries that become plain copies of another value are then replaced by that value.
+"""
+import operator
+
+from ..ir.builder import const
+from ..ir.nodes import Assign, Const, Var, walk
+from .uses import Uses, substitute_everywhere
+
+_FOLD = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
+
+
+def _number(atom):
+    return isinstance(atom, Const) and isinstance(atom.value, (int, float)) and not isinstance(atom.value, bool)
+
+
+def _is(atom, value):
+    return _number(atom) and atom.value == value
+
+
+def _rewrite(stmt, definitions):
+    """(prim, args) that ``stmt`` simplifies to, or None."""
+    prim, args = stmt.prim, stmt.args
+    out_type = stmt.target.type
+    if prim in _FOLD and all(_number(a) for a in args):
+        try:
+            value = _FOLD[prim](args[0].value, args[1].value)
+        except ZeroDivisionError:
+            return None
+        return "alias", [const(float(value) if out_type.is_float else value)]
+    def same_type(a):
+        return isinstance(a, Var) and a.type == out_type or (isinstance(a, Const) and out_type.ndim == 0)
+    if prim == "mul":
+        for keep, other in ((args[0], args[1]), (args[1], args[0])):
+            if _is(other, 1) and same_type(keep):
+                return "alias", [keep]
+            if _is(other, 0) and out_type.is_float:
+                if out_type.ndim == 0:
+                    return "alias", [const(0.0)]
+                if isinstance(keep, Var) and keep.type.ndim == out_type.ndim:
+                    return "zeros_like", [keep]
+    if prim == "div" and _is(args[1], 1) and same_type(args[0]):
+        return "alias", [args[0]]
+    if prim == "add":
+        for keep, other in ((args[0], args[1]), (args[1], args[0])):
+            if _is(other, 0) and same_type(keep):
+                return "alias", [keep]
+    if prim == "add":
+        for keep, other in ((args[0], args[1]), (args[1], args[0])):
+            negated = definitions.get(other) if isinstance(other, Var) else None
+            if negated is not None and negated.prim == "neg" and other.is_temp:
+                return "sub", [keep, negated.args[0]]
+    if prim == "sub":
+        if _is(args[1], 0) and same_type(args[0]):
+            return "alias", [args[0]]
+        if _is(args[0], 0) and isinstance(args[1], Var):
+            return "neg", [args[1]]
+    if prim == "pow" and _is(args[1], 1) and same_type(args[0]):
+        return "alias", [args[0]]
+    if prim == "neg" and isinstance(args[0], Var):
+        inner = definitions.get(args[0])
+        if inner is not None and inner.prim == "neg" and same_type(inner.args[0]):
+            return "alias", [inner.args[0]]
+    return None
+
+
+def simplify(fn):
+    """Simplify ``fn`` in place; returns True if anything changed."""
+    uses = Uses(fn)
+    definitions = {s.target: s for s in walk(fn.body) if isinstance(s, Assign) and uses.single_def(s.target)}
+    changed = False
+    for stmt in walk(fn.body):
+        if isinstance(stmt, Assign) and not stmt.inplace:
+            rewritten = _rewrite(stmt, definitions)
+            if rewritten is not None:
+                stmt.prim, stmt.args = rewritten
+                stmt.params = {}
+                changed = True
+    copies = {}
+    for stmt in walk(fn.body):
+        if (isinstance(stmt, Assign) and stmt.prim == "alias" and stmt.target.is_temp
+                and uses.single_def(stmt.target)):
+            source = stmt.args[0]
+            if isinstance(source, Const) or (uses.single_def(source) or source in uses.params) \
+                    and source not in uses.mutated and uses.defs.get(source, 0) <= 1:
+                copies[stmt.target] = source
+    if copies:
+        substitute_everywhere(fn, copies)
+        changed = True
+    return changed

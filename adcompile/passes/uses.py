@@ -1,0 +1,49 @@
+"""Def/use counts of variables, shared by the simplification passes."""
+from ..ir.nodes import Assign, SetItem, Var, walk
+
+
+class Uses:
+    def __init__(self, fn):
+        self.reads, self.defs, self.mutated = {}, {}, set()
+        for stmt in walk(fn.body):
+            for atom in stmt.reads():
+                if isinstance(atom, Var):
+                    self.reads[atom] = self.reads.get(atom, 0) + 1
+            for var in stmt.writes():
+                self.defs[var] = self.defs.get(var, 0) + 1
+            if isinstance(stmt, SetItem):
+                self.mutated.add(stmt.array)
+            if isinstance(stmt, Assign) and stmt.inplace:
+                self.mutated.add(stmt.target)
+        for atom in fn.results:
+            if isinstance(atom, Var):
+                self.reads[atom] = self.reads.get(atom, 0) + 1
+        self.params = set(fn.params)
+
+    def single_def(self, var):
+        return self.defs.get(var, 0) == 1 and var not in self.params and var not in self.mutated
+
+
+def substitute_everywhere(fn, mapping):
+    """Replace reads of the Vars in ``mapping`` by their atoms, in every statement and result."""
+    if not mapping:
+        return
+    def sub(atom):
+        while isinstance(atom, Var) and atom in mapping:
+            atom = mapping[atom]
+        return atom
+    for stmt in walk(fn.body):
+        if isinstance(stmt, Assign):
+            stmt.args = [sub(a) for a in stmt.args]
+        elif isinstance(stmt, SetItem):
+            stmt.value = sub(stmt.value)
+            stmt.items = [(item[0], *[sub(p) if p is not None else None for p in item[1:]]) for item in stmt.items]
+        for name in ("cond", "start", "stop", "step", "value"):
+            if hasattr(stmt, name) and not isinstance(stmt, (Assign, SetItem)):
+                try:
+                    setattr(stmt, name, sub(getattr(stmt, name)))
+                except AttributeError:
+                    pass
+        if hasattr(stmt, "inputs"):
+            stmt.inputs = [sub(a) for a in stmt.inputs]
+    fn.results = [sub(a) for a in fn.results]
