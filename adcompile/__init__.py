@@ -9,8 +9,11 @@ from .api import compile, grad, source, value_and_grad, vjp
 from .derivatives import hessian, hvp, jacobian, jvp
 from . import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
 from .errors import AdCompileError
-from .testing import gradcheck
+from .testing import gradcheck, gradgradcheck
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "source",
-           "AdCompileError", "gradcheck"]
+           "AdCompileError", "gradcheck", "gradgradcheck"]
 __version__ = "0.1.0"
+from .function import Function, once_differentiable  # noqa: E402
+
+__all__ += ["Function", "once_differentiable"]

@@ -17,6 +17,7 @@ from .ir.builder import Namer
 from .ir.types import type_of_value
 from .passes.pipeline import optimize
 from .ir.builder import const
+from .ir.clone import copy_function
 from .ir.nodes import Assign
 from .transforms.forward import forward
 from .transforms.reverse import reverse
@@ -115,6 +116,9 @@ class CompiledFunction(_Specialised):
     def __call__(self, *args):
         fn_ir, result = self.run(args)
         return result
+
+    def user_returns_tuple(self, sig):
+        return self.primal_ir(sig).returns_tuple
 
     def __repr__(self):
         return f"<adcompile.compile {self.name}>"
@@ -221,7 +225,7 @@ class DerivedFunction(_Specialised):
                 self.check_scalar_output(primal)
             derived = reverse(primal, wrt, Namer(), mode=self.kind)
         if OPTIMIZE:
-            optimize(derived)
+            derived = optimize(copy_function(derived))
         return derived
 
     def second_order_ir(self, sig, wrt):
@@ -260,6 +264,10 @@ class DerivedFunction(_Specialised):
         fn_ir, result = self.run(args)
         values, grads = self.split(self.signature(args), result)
         return grads if self.kind == "grad" else (values, grads)
+
+    def user_returns_tuple(self, sig):
+        """Whether calling this function returns a tuple (else a single value)."""
+        return self.wrt_is_tuple if self.kind == "grad" else True
 
     def wrt_arg(self):
         if self.wrt is None:

@@ -45,7 +45,7 @@ def jvp(f, primals, tangents):
     result = derived.call_with_extra(primals, extra)
     n_out = len(result) // 2
     outs, touts = tuple(result[:n_out]), tuple(result[n_out:])
-    if derived.ir(derived.signature(primals)).returns_tuple and compiled.ir(derived.signature(primals)).returns_tuple:
+    if compiled.user_returns_tuple(derived.signature(primals)):
         return outs, touts
     return outs[0], touts[0]
 

@@ -33,12 +33,22 @@ def numerical_directional(f, args, k, direction, eps):
     return (_scalar(plus) - _scalar(minus)) / (2 * eps)
 
 
-def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise=64, seed=0):
+def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise=64, seed=0, order=1):
     """Check ``adcompile.grad(f, wrt)`` at ``args`` against central differences.
 
     ``f`` must return a float scalar. Returns True, or raises GradcheckError with the worst
     mismatch. Tolerances default by precision (float64: rtol 1e-5, atol 1e-7; float32 looser).
+    ``order=2`` also checks second derivatives (see ``gradgradcheck``).
     """
+    from .function import check_backward, function_of
+    if function_of(f) is not None:  # gradcheck(MyFn.apply, inputs): a hand-written backward, as in PyTorch
+        return check_backward(function_of(f), args, wrt, eps or 1e-6, rtol or 1e-5, atol or 1e-7,
+                              max_elementwise, seed)
+    if order == 2:
+        gradcheck(f, args, wrt, eps, rtol, atol, max_elementwise, seed)
+        return gradgradcheck(f, args, wrt, seed=seed)
+    if order != 1:
+        raise ValueError("gradcheck: order must be 1 or 2")
     from .api import as_compiled, grad
     compiled = as_compiled(f)
     args = list(args)
@@ -78,4 +88,46 @@ def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise
             if worst is not None:
                 raise GradcheckError(f"argument '{names[k]}' at index {worst[1]}: adcompile {worst[2]!r} != "
                                      f"finite differences {worst[3]!r}")
+    return True
+
+
+def _float_args(args):
+    return tuple(k for k, a in enumerate(args)
+                 if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
+
+
+def gradgradcheck(f, args, wrt=None, eps=1e-5, rtol=1e-4, atol=1e-6, seed=0, directions=3):
+    """Check second derivatives of scalar ``f`` at ``args``: Hessian-vector products computed
+    by adcompile (forward over reverse) against central differences of adcompile's gradient,
+    along random directions. Returns True or raises GradcheckError."""
+    from .api import as_compiled, grad
+    from .derivatives import hvp
+    compiled = as_compiled(f)
+    args = list(args)
+    names = compiled.param_names
+    wrt = _float_args(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
+    wrt = tuple(names.index(k) if isinstance(k, str) else k for k in wrt)
+    gradient = grad(compiled, wrt=wrt)
+    rng = np.random.default_rng(seed)
+    for _ in range(directions):
+        direction = [rng.standard_normal(np.shape(args[k])) if np.ndim(args[k]) else float(rng.standard_normal())
+                     for k in wrt]
+        tangents = [None] * len(args)
+        for k, d in zip(wrt, direction):
+            tangents[k] = d
+        analytic = hvp(compiled, tuple(args), tuple(tangents))
+        analytic = analytic if len(wrt) > 1 else (analytic,)
+        plus, minus = list(args), list(args)
+        for k, d in zip(wrt, direction):
+            plus[k] = args[k] + eps * d
+            minus[k] = args[k] - eps * d
+        g_plus, g_minus = gradient(*plus), gradient(*minus)
+        for position, k in enumerate(wrt):
+            numeric = (np.asarray(g_plus[position]) - np.asarray(g_minus[position])) / (2 * eps)
+            value = np.asarray(analytic[position], dtype=np.float64)
+            if value.shape != numeric.shape or not np.allclose(value, numeric, rtol=rtol, atol=atol):
+                error = np.max(np.abs(value - numeric)) if value.shape == numeric.shape else "shape"
+                raise GradcheckError(f"second derivative for argument '{names[k]}': Hessian-vector product "
+                                     f"{value!r} (adcompile) != {numeric!r} (finite differences of the "
+                                     f"gradient); worst difference {error}")
     return True

@@ -69,3 +69,25 @@ def inline_function(fn, args, namer, block, loc=None):
         block.append(Assign(local, "alias", [arg], loc=loc))
     block.extend(clone_block(fn.body, rename))
     return [rename(a) for a in fn.results]
+
+
+class _SameVars:
+    """A renaming that keeps every variable: cloning with it copies statements only."""
+
+    def __call__(self, atom):
+        return atom
+
+    def items(self, items):
+        return [tuple(item) for item in items]
+
+
+def copy_function(fn):
+    """A copy of ``fn`` with new statement objects over the same variables, so passes that
+    rewrite statements in place cannot reach IR shared with other functions."""
+    from .nodes import Function
+    copy = Function(fn.name, list(fn.params), clone_block(fn.body, _SameVars()), list(fn.results),
+                    fn.returns_tuple, fn.source_file)
+    for name in ("hidden_values",):
+        if hasattr(fn, name):
+            setattr(copy, name, getattr(fn, name))
+    return copy
