@@ -6,6 +6,13 @@ that calls ``rt.NAME(...)`` (``rt`` being ``adcompile.runtime.helpers``)
 compiles under ``numba.njit`` (``cache=True`` included).  Import it once,
 before compiling generated code.
 
+Caching: with ``numba.njit(cache=True)`` the generated module must be a real
+file *and* registered in ``sys.modules`` under its ``__name__`` (in every
+process that compiles it or loads it from the cache).  Otherwise numba records
+the module as ``'<dynamic>'`` and loading the cache in a fresh process fails
+with ``ModuleNotFoundError: No module named '<dynamic>'``.  The kernels below
+are themselves compiled with ``cache=True``.
+
 Each overload dispatches at compile time on the numba types of its arguments
 (scalar vs array, ndim, dtype, layout) and is type-stable: the return type
 depends on argument types only, never on run-time shapes.  The heavy lifting
@@ -22,10 +29,14 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from . import helpers
 
-# Options for the overload implementations and the kernels.  The numpy error
-# model makes float division by zero give inf/nan as in numpy.
-_OPTS = {"error_model": "numpy"}
+# Options for the overload implementations (kept empty: non-default options
+# made compiling the callers measurably slower) and for the kernels (the numpy
+# error model makes float division by zero give inf/nan, as in numpy).
+_OPTS = {}
 _kernel = njit(cache=True, nogil=True, error_model="numpy")
+# Summation kernels may reassociate additions so that LLVM can vectorise them
+# (numpy's own pairwise summation does not add up sequentially either).
+_sum_kernel = njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
 
 
 # --------------------------------------------------------- compile-time utils
@@ -104,7 +115,7 @@ def _next_row(idx, big, st, off):
     return off
 
 
-@_kernel
+@_sum_kernel
 def _sum_into(src, big, small, out):
     """``out`` (flat C array of shape ``small``) += ``src`` (flat C, ``big``)."""
     st = _small_strides(big, small)
@@ -121,10 +132,14 @@ def _sum_into(src, big, small, out):
     off = 0
     i = 0
     while i < n:
-        o = off
-        for j in range(inner):
-            out[o] += src[i + j]
-            o += sin
+        if sin == 0:  # summing along the last axis
+            acc = src[i]
+            for j in range(1, inner):
+                acc += src[i + j]
+            out[off] += acc
+        else:  # sin == 1: a contiguous row
+            for j in range(inner):
+                out[off + j] += src[i + j]
         i += inner
         off = _next_row(idx, big, st, off)
 
@@ -146,10 +161,13 @@ def _broadcast_into(src, big, small, out):
     off = 0
     i = 0
     while i < n:
-        o = off
-        for j in range(inner):
-            out[i + j] = src[o]
-            o += sin
+        if sin == 0:
+            v = src[off]
+            for j in range(inner):
+                out[i + j] = v
+        else:
+            for j in range(inner):
+                out[i + j] = src[off + j]
         i += inner
         off = _next_row(idx, big, st, off)
 
@@ -287,12 +305,23 @@ def _ol_expand_axis(x, axis):
 # ----------------------------------------------------------------- reductions
 
 
-@_kernel
+# Kernels: ``xf`` is a flat C array viewed as (outer, n, inner); ``out`` is
+# flat (outer, inner).  ``inner == 1`` (reducing the last axis) gets a scalar
+# accumulator; otherwise whole contiguous rows are combined.
+
+
+@_sum_kernel
 def _red_sum(xf, outer, n, inner, out):
+    if inner == 1:
+        for o in range(outer):
+            acc = out.dtype.type(0)
+            for k in range(o * n, (o + 1) * n):
+                acc += xf[k]
+            out[o] = acc
+        return
+    out[:] = 0
     for o in range(outer):
         ob = o * inner
-        for i in range(inner):
-            out[ob + i] = 0
         for k in range(n):
             xb = (o * n + k) * inner
             for i in range(inner):
@@ -306,12 +335,18 @@ def _red_mean(xf, outer, n, inner, out):
         out[j] = out[j] / n
 
 
-@_kernel
+@_sum_kernel
 def _red_prod(xf, outer, n, inner, out):
+    if inner == 1:
+        for o in range(outer):
+            acc = out.dtype.type(1)
+            for k in range(o * n, (o + 1) * n):
+                acc *= xf[k]
+            out[o] = acc
+        return
+    out[:] = 1
     for o in range(outer):
         ob = o * inner
-        for i in range(inner):
-            out[ob + i] = 1
         for k in range(n):
             xb = (o * n + k) * inner
             for i in range(inner):
@@ -319,39 +354,55 @@ def _red_prod(xf, outer, n, inner, out):
 
 
 @_kernel
+def _take_max(m, v):
+    """max(m, v), NaN propagating (written branch-free for vectorisation)."""
+    return v if (v > m or (v != v and m == m)) else m
+
+
+@_kernel
+def _take_min(m, v):
+    """min(m, v), NaN propagating."""
+    return v if (v < m or (v != v and m == m)) else m
+
+
+@_kernel
 def _red_max(xf, outer, n, inner, out):
-    if n == 0:
+    if n == 0 and outer * inner > 0:
         raise ValueError("zero-size array to reduction operation max_axis which has no identity")
+    if inner == 1:
+        for o in range(outer):
+            m = xf[o * n]
+            for k in range(o * n + 1, (o + 1) * n):
+                m = _take_max(m, xf[k])
+            out[o] = m
+        return
     for o in range(outer):
         ob = o * inner
-        xb = o * n * inner
-        for i in range(inner):
-            out[ob + i] = xf[xb + i]
+        out[ob : ob + inner] = xf[o * n * inner : (o * n + 1) * inner]
         for k in range(1, n):
             xb = (o * n + k) * inner
             for i in range(inner):
-                v = xf[xb + i]
-                m = out[ob + i]
-                if v > m or (v != v and m == m):  # NaN propagates
-                    out[ob + i] = v
+                out[ob + i] = _take_max(out[ob + i], xf[xb + i])
 
 
 @_kernel
 def _red_min(xf, outer, n, inner, out):
-    if n == 0:
+    if n == 0 and outer * inner > 0:
         raise ValueError("zero-size array to reduction operation min_axis which has no identity")
+    if inner == 1:
+        for o in range(outer):
+            m = xf[o * n]
+            for k in range(o * n + 1, (o + 1) * n):
+                m = _take_min(m, xf[k])
+            out[o] = m
+        return
     for o in range(outer):
         ob = o * inner
-        xb = o * n * inner
-        for i in range(inner):
-            out[ob + i] = xf[xb + i]
+        out[ob : ob + inner] = xf[o * n * inner : (o * n + 1) * inner]
         for k in range(1, n):
             xb = (o * n + k) * inner
             for i in range(inner):
-                v = xf[xb + i]
-                m = out[ob + i]
-                if v < m or (v != v and m == m):  # NaN propagates
-                    out[ob + i] = v
+                out[ob + i] = _take_min(out[ob + i], xf[xb + i])
 
 
 def _register_reduction(pyfunc, np_reduce, kernel, name):
@@ -523,6 +574,8 @@ def _ol_as_c(a, dt):
     """Internal: ``a`` as a C-contiguous array of the dtype class ``dt``."""
     target = dt.dtype if isinstance(dt, types.NumberClass) else dt
     if a.dtype == target:
+        if a.layout in ("C", "F"):  # BLAS takes either order: no copy (x.T is F-ordered)
+            return lambda a, dt: a
         return lambda a, dt: np.ascontiguousarray(a)
     return lambda a, dt: np.ascontiguousarray(a.astype(dt))
 
