@@ -40,7 +40,7 @@ def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise
     mismatch. Tolerances default by precision (float64: rtol 1e-5, atol 1e-7; float32 looser).
     ``order=2`` also checks second derivatives (see ``gradgradcheck``).
     """
-    from .function import check_backward, function_of
+    from .function_checks import check_backward, function_of
     if function_of(f) is not None:  # gradcheck(MyFn.apply, inputs): a hand-written backward, as in PyTorch
         return check_backward(function_of(f), args, wrt, eps or 1e-6, rtol or 1e-5, atol or 1e-7,
                               max_elementwise, seed)
@@ -100,6 +100,9 @@ def gradgradcheck(f, args, wrt=None, eps=1e-5, rtol=1e-4, atol=1e-6, seed=0, dir
     """Check second derivatives of scalar ``f`` at ``args``: Hessian-vector products computed
     by adcompile (forward over reverse) against central differences of adcompile's gradient,
     along random directions. Returns True or raises GradcheckError."""
+    from .function_checks import check_double_backward, function_of
+    if function_of(f) is not None:  # gradgradcheck(MyFn.apply, inputs), as in PyTorch
+        return check_double_backward(function_of(f), args, wrt, seed=seed, eps=eps, rtol=rtol, atol=atol)
     from .api import as_compiled, grad
     from .derivatives import hvp
     compiled = as_compiled(f)

@@ -220,7 +220,7 @@ class CustomCall(Stmt):
         return [a for a in self.inputs if isinstance(a, Var)]
 
     def writes(self):
-        return list(self.outputs)
+        return []  # the outputs are assigned by statements of ``forward`` (counted once there)
 
     def blocks(self):
         return [self.forward]

@@ -1,0 +1,94 @@
+"""Custom differentiable Functions with ``ctx`` / ``forward`` / ``backward``, as in PyTorch.
+
+    class MulConstant(adcompile.Function):
+        @staticmethod
+        def forward(ctx, tensor, constant):
+            ctx.constant = constant
+            return tensor * constant
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * ctx.constant, None
+
+``MyFn.apply(*args)`` called eagerly (plain Python) runs ``forward`` with a real ``FunctionCtx``
+and returns its numpy result. Called from compiled code (or from a function given to ``grad``,
+``vjp`` ...), the compiler inlines ``forward`` and uses ``backward`` as the derivative rule of
+the call instead of differentiating ``forward``: see ``frontend/custom_call.py`` and
+``transforms/custom.py``.
+"""
+
+
+class FunctionCtx:
+    """The ``ctx`` of an eager ``apply``: stores what ``forward`` saves, like PyTorch's ctx."""
+
+    def __init__(self, n_inputs):
+        self._saved = ()
+        self.needs_input_grad = (False,) * n_inputs  # eager calls record no gradient
+        self.non_differentiable = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self):
+        return self._saved
+
+    def mark_non_differentiable(self, *outputs):
+        self.non_differentiable = outputs
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+
+class Function:
+    """Base class of custom differentiable Functions: subclass it and define the static methods
+    ``forward(ctx, *inputs)`` and ``backward(ctx, *grad_outputs)``; call ``MyFn.apply(...)``."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("a custom Function must define @staticmethod forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a custom Function must define @staticmethod backward(ctx, ...)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run ``forward`` eagerly; inside compiled code this call is compiled instead."""
+        ctx = FunctionCtx(len(args) + len(kwargs))
+        return cls.forward(ctx, *args, **kwargs)
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__} is a custom Function: call "
+                        f"{type(self).__name__}.apply(...) instead of creating an instance")
+
+
+def once_differentiable(backward):
+    """Mark a ``backward`` as differentiable only once: differentiating it again (a second-order
+    derivative through this Function) raises an error instead of differentiating its code."""
+    target = getattr(backward, "__func__", backward)  # also accepts a staticmethod object
+    target.__adcompile_once_differentiable__ = True
+    return backward
+
+
+def is_once_differentiable(backward):
+    return getattr(backward, "__adcompile_once_differentiable__", False)
+
+
+def is_function_class(value):
+    return isinstance(value, type) and issubclass(value, Function) and value is not Function
+
+
+def function_of(value):
+    """The custom Function class of ``MyFn`` or ``MyFn.apply``, else None."""
+    if is_function_class(value):
+        return value
+    owner = getattr(value, "__self__", None)
+    if is_function_class(owner) and getattr(value, "__func__", None) is Function.apply.__func__:
+        return owner
+    return None
+
+
+# The frontend learns to compile ``MyFn.apply(...)`` when this module is imported.
+from .frontend import custom_call as _custom_call  # noqa: E402,F401
