@@ -51,6 +51,10 @@ class Translator:
     def __init__(self, pyfunc, arg_types, namer=None, hints=None):
         self.src = FunctionSource(pyfunc)
         lower_jumps(self.src.node)
+        # flag -> its constant value while known at compile time (set outside any branch, as
+        # after `if b is None: return x`), so that the guards it controls fold away
+        self.jump_flags = getattr(self.src.node, "jump_flags", set())
+        self.known_flags = {}
         self.pyfunc = pyfunc
         self.arg_types = arg_types
         self.namer = namer or Namer()
@@ -86,7 +90,7 @@ class Translator:
         params = []
         for name, type_ in zip(names, self.arg_types):
             self.namer.reserve(name)
-            if isinstance(type_, NoneValue) or type_ is None:
+            if isinstance(type_, NoneValue) or type_ is None or type_.dtype == "none":
                 self.env[name] = NONE
                 params.append(Var(name, Type("none")))
                 continue
@@ -99,6 +103,8 @@ class Translator:
         self.statements(node.body)
         if self.results is None:
             raise self.error("the function must end with a return statement", node)
+        if self.results[1] is None:
+            raise self.error("the function must return a value", node, UnsupportedSyntaxError)
         params += [var for var, _ in self.hidden_params]
         fn = Function(node.name, params, self.block, self.results[0], self.results[1], self.src.filename)
         fn.hidden_values = [value for _, value in self.hidden_params]
@@ -151,9 +157,10 @@ class Translator:
         if self.depth > self.base_depth:
             raise self.error("return inside a loop or branch is not supported yet; assign to a "
                              "variable and return it at the end", node, UnsupportedSyntaxError)
-        if node.value is None:
-            raise self.error("the function must return a value", node, UnsupportedSyntaxError)
-        value = self.expr(node.value)
+        value = NONE if node.value is None else self.expr(node.value)
+        if isinstance(value, NoneValue):
+            self.results = ([], None)  # returns None: fine for a helper, not for the function
+            return
         if isinstance(value, TupleValue):
             atoms = [self.as_atom(v, node) for v in value.items]
             self.results = (atoms, True)
@@ -348,6 +355,10 @@ class Translator:
             raise self.error("unsupported assignment target", target, UnsupportedSyntaxError)
 
     def bind(self, name, value, node):
+        if name in self.jump_flags:
+            self.known_flags.pop(name, None)
+            if isinstance(value, Const) and self.depth == self.base_depth:
+                self.known_flags[name] = value
         if isinstance(value, TupleValue) and self.depth > self.base_depth:
             self.bind_tuple(name, value, node)
             return
@@ -444,6 +455,8 @@ class Translator:
         return self.lookup(node.id, node)
 
     def lookup(self, name, node):
+        if name in self.known_flags and self.depth == self.base_depth:
+            return self.known_flags[name]
         if name in self.env:
             return self.env[name]
         if name in self.scope_globals:
@@ -508,6 +521,8 @@ class Translator:
                 extension = classify_extension(value)
                 if extension is not None:
                     return extension
+                if callable(value) and hasattr(value, "__code__") and not _is_library(base.module):
+                    return UserFunction(value)  # a helper of the user's, from another module
                 if callable(value):
                     raise self.error(f"'{base.module.__name__}.{attr}' is not supported by adcompile",
                                      node, calls.UnsupportedFunctionError)
@@ -576,21 +591,24 @@ class Translator:
         prim = "and" if isinstance(node.op, ast.And) else "or"
         result = self.condition(node.values[0])
         for value_node in node.values[1:]:
+            if isinstance(result, Const) and bool(result.value) != (prim == "and"):
+                return result  # decided at compile time; the rest is not evaluated, as in Python
             block = []
             saved_block, saved_builder = self.block, self.builder
             self.block, self.builder = block, Builder(self.namer, block, self.loc)
-            self.depth += 1
             try:
                 value = self.condition(value_node)
             finally:
-                self.depth -= 1
                 self.block, self.builder = saved_block, saved_builder
-            if all(isinstance(s, Assign) and s.prim in _CHEAP_PRIMS for s in block):
-                self.block += block
-                result = self.emit(prim, [result, value], node)
-            elif isinstance(result, Const):
+            if isinstance(result, Const):
                 self.block += block
                 result = value if result.value == (prim == "and") else result
+            elif isinstance(value, Const):
+                if bool(value.value) != (prim == "and"):  # `r and False`, `r or True`
+                    result = value
+            elif all(isinstance(s, Assign) and s.prim in _CHEAP_PRIMS for s in block):
+                self.block += block
+                result = self.emit(prim, [result, value], node)
             else:
                 result = self.short_circuit(prim, result, value, block)
         return result
@@ -722,6 +740,10 @@ class Translator:
                 raise self.error("**kwargs calls are not supported", node, UnsupportedSyntaxError)
             kwargs[kw.arg] = self.expr(kw.value)
         return calls.call(self, func, args, kwargs, node)
+
+
+def _is_library(module):
+    return module.__name__.split(".")[0] in ("numpy", "math", "scipy", "numba", "builtins")
 
 
 def _kind(type_):

@@ -75,6 +75,14 @@ def _rewrite(stmt, definitions):
     return None
 
 
+def _would_share_mutated_memory(stmt, rewritten, uses):
+    """``out = x * 1`` is a new array; as ``out = x`` it would share x's memory, which matters
+    if either is written in place."""
+    prim, args = rewritten
+    return (prim == "alias" and stmt.target.type.ndim > 0 and isinstance(args[0], Var)
+            and (stmt.target in uses.mutated or args[0] in uses.mutated))
+
+
 def simplify(fn):
     """Simplify ``fn`` in place; returns True if anything changed."""
     uses = Uses(fn)
@@ -83,6 +91,8 @@ def simplify(fn):
     for stmt in walk(fn.body):
         if isinstance(stmt, Assign) and not stmt.inplace:
             rewritten = _rewrite(stmt, definitions)
+            if rewritten is not None and _would_share_mutated_memory(stmt, rewritten, uses):
+                rewritten = None
             if rewritten is not None:
                 stmt.prim, stmt.args = rewritten
                 stmt.params = {}

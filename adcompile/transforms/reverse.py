@@ -12,8 +12,14 @@ re-taken on the recorded condition, overwritten values restored). Example:
                                           return bx
 
 Saves: an assignment at loop depth 0 saves into a variable (``y_saved``), inside a loop onto
-a stack (``tape_y.append(y)``) that the backward sweep pops. A loop's trip count is recorded
-on entry, a while loop's by counting.
+a stack (``rt.push(tape_y, y)``) that the backward sweep pops. A value is saved only if the
+backward sweep reads it after undoing the assignment (in the backward of an earlier
+statement, or of any statement of an enclosing loop); a first assignment has nothing to
+save. Writes into arguments are always undone, so derived functions leave their arguments
+unchanged; writes through memory shared by two variables are rejected (``scopes.py``). A
+loop's trip count is recorded on entry (known at compile time for constant bounds), a while
+loop's by counting; ``for`` loops with break/return arrive as counted while loops
+(``frontend/lowering.py``), so a last, partly run iteration is replayed exactly.
 """
 from ..errors import NoDerivativeRuleError, located
 from ..ir.builder import Builder, const
@@ -39,18 +45,40 @@ def _no_cotangents(b, g, out, args, params, active):
     return [None] * len(args)
 
 
-def primal_reads(block, primal_vars):
-    """Primal Vars whose values ``block`` reads (shape-only reads excluded)."""
-    found = set()
-    for stmt in walk(block):
-        atoms = list(stmt.reads())
-        if isinstance(stmt, Assign) and stmt.prim in SHAPE_ONLY:
-            skip = SHAPE_ONLY[stmt.prim]
-            atoms = [a for k, a in enumerate(atoms) if k not in skip]
-        if isinstance(stmt, (SetItem, AccumItem)):
-            atoms = [a for a in atoms if a is not stmt.array]  # writing into it
-        found.update(a for a in atoms if isinstance(a, Var) and a in primal_vars)
-    return found
+def value_reads(stmt, reshaped=()):
+    """The Vars whose values ``stmt`` itself reads (shape-only reads excluded, except of the
+    arrays in ``reshaped``, whose shape may change from one assignment to the next)."""
+    atoms = list(stmt.reads())
+    if isinstance(stmt, Assign) and stmt.prim in SHAPE_ONLY:
+        skip = SHAPE_ONLY[stmt.prim]
+        atoms = [a for k, a in enumerate(atoms) if k not in skip or a in reshaped]
+    if isinstance(stmt, (SetItem, AccumItem)):
+        atoms = [a for a in atoms if a is not stmt.array]  # writing into it
+    return [a for a in atoms if isinstance(a, Var)]
+
+
+def primal_reads(block, primal_vars, reshaped=()):
+    """Primal Vars whose values ``block`` reads (see ``value_reads``)."""
+    return {a for stmt in walk(block) for a in value_reads(stmt, reshaped) if a in primal_vars}
+
+
+def _exclusive(path_a, path_b):
+    """Whether two block paths lie in different arms of one branch."""
+    for a, b in zip(path_a, path_b):
+        if a != b:
+            return a[0] == b[0]
+    return False
+
+
+def _enclosing_loops(block, loops=(), out=None):
+    """id(stmt) -> the set of ids of the loops around it."""
+    out = {} if out is None else out
+    for stmt in block:
+        out[id(stmt)] = frozenset(loops)
+        inner = loops + (id(stmt),) if isinstance(stmt, (For, While)) else loops
+        for nested in stmt.blocks():
+            _enclosing_loops(nested, inner, out)
+    return out
 
 
 def substitute(block, old, new):
@@ -73,12 +101,17 @@ class ReverseTransform:
         check_shared_memory_writes(fn)
         self.scopes = Scopes(fn)
         self.order = {id(stmt): k for k, stmt in enumerate(walk(fn.body))}
+        self.loops = _enclosing_loops(fn.body)
+        self.read_sites = {}     # primal Var -> ids of the statements whose backward reads it
         results = [a for a in fn.results if isinstance(a, Var)]
         self.active = active_vars(fn.body, self.wrt, results, NON_DIFFERENTIABLE)
         check_rules(fn.body, self.active)
         self.primal_vars = set(self.scopes.info) | set(fn.params)
         for var in self.primal_vars:
             namer.reserve(var.name)
+        # arrays assigned more than once: their shapes may differ, so shape reads count too
+        self.reshaped = {v for v in self.primal_vars
+                         if v.type.ndim and self.scopes.is_overwritten(v, fn.params)}
 
     # ------------------------------------------------------------------ driver
     def run(self):
@@ -86,17 +119,18 @@ class ReverseTransform:
         self.saves, self.needed = {}, None
         self.start_pass()
         self.backward_block(self.fn.body, (), 0)
-        self.needed = primal_reads(self.backward_statements, self.primal_vars)
+        self.needed = primal_reads(self.backward_statements, self.primal_vars, self.reshaped)
         # Restoring a saved value can make the backward sweep read more (the condition of the
         # branch it is restored in): repeat until the set of needed values is stable.
         for _ in range(20):
             self.namer.taken = set(snapshot)
+            sites = self.site_count()
             self.start_pass()
             forward = self.forward_block(self.fn.body, 0)
             self.results = self.keep_results(forward)
             backward = self.backward_block(self.fn.body, (), 0)
-            needed = primal_reads(self.backward_statements, self.primal_vars)
-            if needed <= self.needed:
+            needed = primal_reads(self.backward_statements, self.primal_vars, self.reshaped)
+            if needed <= self.needed and self.site_count() == sites:
                 break
             self.needed |= needed
         return self.assemble(forward, backward)
@@ -195,7 +229,8 @@ class ReverseTransform:
             if isinstance(stmt, Assign):
                 target = stmt.target
                 if (target in self.needed and self.scopes.is_overwritten(target, self.fn.params)
-                        and not self.first_definition(stmt, target, depth)):
+                        and not self.first_definition(stmt, target, depth)
+                        and self.read_before(target, stmt)):
                     if not self.defined_before(target, stmt) and target not in self.placeholders:
                         self.placeholders.append(target)
                     self.save(out, stmt, target, depth, target.name)
@@ -204,7 +239,8 @@ class ReverseTransform:
             elif isinstance(stmt, SetItem):
                 # writes into arguments are always undone, so that derived functions leave
                 # their arguments as they found them
-                if stmt.array in self.needed or stmt.array in self.fn.params:
+                if (stmt.array in self.needed and self.read_before(stmt.array, stmt)
+                        or stmt.array in self.fn.params):
                     b = Builder(self.namer, out, stmt.loc)
                     old = getitem(b, stmt.array, stmt.items)
                     if old.type.ndim:
@@ -348,8 +384,31 @@ class ReverseTransform:
                 out.append(Comment("grad of: " + stmt.loc.line.strip()))
                 last_loc = stmt.loc
             out += chunk
+            self.note_reads(stmt, chunk)
         self.backward_statements += out
         return out
+
+    def site_count(self):
+        return sum(len(sites) for sites in self.read_sites.values())
+
+    def note_reads(self, stmt, chunk):
+        """Record which primal statement's backward reads which primal values (the blocks of
+        a branch or loop are recorded for the statements inside them)."""
+        compound = isinstance(stmt, (If, For, While))
+        for s in chunk:
+            inner = [s] if compound and isinstance(s, (If, For, While)) else walk([s])
+            for t in inner:
+                for var in value_reads(t, self.reshaped):
+                    if var in self.primal_vars:
+                        self.read_sites.setdefault(var, set()).add(id(stmt))
+
+    def read_before(self, var, stmt):
+        """Whether the backward sweep reads ``var`` after undoing ``stmt``: in the backward of
+        ``stmt`` or of a statement before it, or in a loop around ``stmt`` (earlier iterations).
+        Otherwise the value ``stmt`` overwrites need not be saved."""
+        here, loops = self.order[id(stmt)], self.loops[id(stmt)]
+        return any(self.order[r] <= here or self.loops[r] & loops
+                   for r in self.read_sites.get(var, ()))
 
     def seed_results(self, b):
         self.cotangent_params = []
@@ -409,13 +468,21 @@ class ReverseTransform:
         out_ref = Var("_" + target.name + "_out", target.type, is_temp=True)
         rule_block = []
         rb = Builder(self.namer, rule_block, stmt.loc)
-        reset = self.overwrites(target)
+        reset = self.overwrites(target) and self.adjoint_used_before(target, stmt)
         if reset:
+            g_adjoint = g
             g_now = Var(self.namer.fresh("_g" + target.name.lstrip("_")), target.type)
             rb_pre = [Assign(g_now, "alias", [g])]
             g = g_now
         active = [isinstance(a, Var) and a in self.active for a in stmt.args]
         cts = rule(rb, g, out_ref, stmt.args, stmt.params, active)
+        skip = None
+        if reset and g_adjoint is self.adjoints.get(target):
+            skip = self.passes_through(stmt, cts, g_now, active)
+            if skip is not None:  # `x = x + ...`: x's adjoint carries over, no copy and reset
+                reset = False
+                substitute(rule_block, g_now, g_adjoint)
+                cts = [g_adjoint if ct is g_now else ct for ct in cts]
         uses_out = any(a is out_ref for s in walk(rule_block) for a in s.reads())
         saved = self.saves.get(id(stmt)) if self.needed is not None else None
         if uses_out and saved is not None:
@@ -428,8 +495,41 @@ class ReverseTransform:
             b.emit("zeros_like", [target], target=self.adjoint(target))
         b.block += rule_block
         for position, (arg, ct) in enumerate(zip(stmt.args, cts)):
-            if ct is not None and active[position]:
+            if ct is not None and active[position] and position != skip:
                 self.accumulate(b, arg, ct, stmt, position)
+
+    def adjoint_used_before(self, var, stmt):
+        """Whether the backward sweep uses ``var``'s adjoint after handling ``stmt``: if
+        ``var`` is a parameter, or is read or assigned before ``stmt`` (not in the other arm of
+        a branch), or both are in a loop. If not, the adjoint needs no reset to zero."""
+        if var in self.fn.params:
+            return True
+        info = self.scopes.info[var]
+        # loops inside var's scope repeat stmt: its adjoint carries over to earlier iterations
+        # (loops around the scope reset it at each iteration's start)
+        loops = self.loops[id(stmt)] - {sid for sid, _ in self.scopes.scope(var)}
+        if loops:
+            return True
+        here = self.order[id(stmt)]
+        path = next(p for s, _, p in info.defs if s is stmt)
+        for other, other_path in [(s, p) for s, _, p in info.defs] + info.reads:
+            if other is stmt or other is None or id(other) not in self.order:
+                continue
+            if self.order[id(other)] < here and not _exclusive(path, other_path):
+                return True
+        return False
+
+    @staticmethod
+    def passes_through(stmt, cts, g, active):
+        """The position of the target among the arguments of ``target = target + ...`` if the
+        rule gives it the cotangent ``g`` unchanged (then its adjoint needs no update)."""
+        positions = [k for k, a in enumerate(stmt.args) if a is stmt.target]
+        if len(positions) != 1 or not active[positions[0]] or cts[positions[0]] is not g:
+            return None
+        # an array adjoint must not be shared with another argument's pending cotangent, as
+        # it keeps being updated in place
+        shared = any(ct is g for k, ct in enumerate(cts) if k != positions[0] and active[k])
+        return None if shared and stmt.target.type.ndim else positions[0]
 
     def restore_var(self, stmt, b):
         saved = self.saves.get(id(stmt)) if self.needed is not None else None

@@ -4,6 +4,13 @@ A block is identified by its *path*: the sequence of (statement id, block number
 from the function body down to it. The scope of a variable is the longest common prefix of
 the paths of all statements that read or write it; its adjoint is created at the start of
 that block's backward sweep.
+
+Also here: which arrays may share memory (views and aliases), and the check that rejects,
+before reverse mode, in-place writes whose effect on another variable the IR's value
+semantics would miss:
+
+    y = x            # or y = x[1:], for row in X, y = x.T ...
+    y[0] = 1.0       # AdCompileError: 'y' may share memory with 'x'
 """
 from ..ir.nodes import For, Var, While
 
@@ -89,3 +96,114 @@ class Scopes:
         info = self.info.get(var)
         return (info is not None and var.is_temp and len(info.defs) == 1 and len(info.reads) == 1
                 and info.defs[0][2] == info.reads[0][1])
+
+
+# ---------------------------------------------------------------------- shared memory
+# Primitives whose array result may share memory with their first argument (numpy views).
+VIEW_PRIMS = {"alias", "getitem", "transpose", "reshape", "ravel", "expand_axis", "broadcast_to_shape"}
+
+ALIAS_HINT = ("adcompile differentiates arrays as values and cannot follow a write through "
+              "memory shared by two variables (a slice or row of an array, `y = x`, "
+              "`for row in X`, reshape, ravel or .T share memory)")
+
+
+def _is_view(stmt):
+    if stmt.target.type.ndim == 0 or not stmt.args or not isinstance(stmt.args[0], Var):
+        return False
+    if stmt.prim == "getitem":
+        return all(item[0] != "array" for item in stmt.params["items"])
+    return stmt.prim in VIEW_PRIMS
+
+
+def memory_roots(body, params):
+    """Var -> the set of Vars whose memory it may be (itself for a fresh array)."""
+    from ..ir.nodes import Assign, walk
+    roots = {p: {p} for p in params if p.type.ndim > 0}
+    changed = True
+    while changed:
+        changed = False
+        for stmt in walk(body, into_custom=False):
+            if not isinstance(stmt, Assign) or stmt.target.type.ndim == 0:
+                continue
+            source = stmt.args[0] if _is_view(stmt) else None
+            new = roots.get(source, {source}) if source is not None else {stmt.target}
+            have = roots.setdefault(stmt.target, set())
+            if not new <= have:
+                have |= new
+                changed = True
+    return roots
+
+
+class _Positions:
+    """Program positions of statements and the loops enclosing each."""
+
+    def __init__(self, body):
+        self.pos, self.loops, self.defs, self.reads, self.ids = {}, {}, {}, {}, {}
+        self._visit(body, ())
+
+    def _visit(self, block, loops):
+        for stmt in block:
+            k = len(self.pos)
+            self.pos[id(stmt)] = k
+            self.ids[k] = id(stmt)
+            self.loops[id(stmt)] = loops
+            for atom in stmt.reads():
+                if isinstance(atom, Var):
+                    self.reads.setdefault(atom, []).append(stmt)
+            for var in stmt.writes():
+                self.defs.setdefault(var, []).append(stmt)
+            inner_loops = loops + (id(stmt),) if isinstance(stmt, (For, While)) else loops
+            for inner in stmt.blocks():
+                self._visit(inner, inner_loops)
+
+    def read_after(self, view, write):
+        """Whether a value of ``view`` made before ``write`` may be read after it: later in
+        the program, or in a later iteration of a loop around both (an approximation that
+        errs on the side of yes)."""
+        w = self.pos[id(write)]
+        for read in self.reads.get(view, []):
+            if read is write and write.value is not view:
+                continue
+            r = self.pos[id(read)]
+            for d in (self.pos[id(d)] for d in self.defs.get(view, [])):
+                if d < w < r:
+                    return True
+                shared = set(self.loops[id(read)]) & set(self.loops[id(write)])
+                for loop in shared:
+                    d_in = loop in self.loops[self.ids[d]]
+                    if r <= w and ((not d_in and d < r) or (d_in and r < d < w)):
+                        return True
+                    if d_in and w < r < d:
+                        return True
+        return False
+
+
+def check_shared_memory_writes(fn):
+    """Raise AdCompileError at an in-place write whose effect the value semantics of the IR
+    would miss: a write into a view or alias of another array, or a write into an array
+    while a view of it made earlier is still read afterwards."""
+    from ..errors import AdCompileError, located
+    from ..ir.nodes import AccumItem, SetItem, walk
+    writes = [s for s in walk(fn.body, into_custom=False)
+              if isinstance(s, SetItem) and not isinstance(s, AccumItem)]
+    if not writes:
+        return
+    roots = memory_roots(fn.body, fn.params)
+    positions = None
+    for stmt in writes:
+        array = stmt.array
+        others = sorted((r for r in roots.get(array, ()) if r is not array), key=lambda v: v.uid)
+        if others:
+            raise located(AdCompileError,
+                          f"cannot differentiate the in-place write into '{array.name}': it may share "
+                          f"memory with '{others[0].name}'. {ALIAS_HINT}. Write into "
+                          f"'{others[0].name}' directly, or make a copy first "
+                          f"({array.name} = ....copy()).", stmt.loc)
+        positions = positions or _Positions(fn.body)
+        for view, its_roots in roots.items():
+            if view is not array and array in its_roots and positions.read_after(view, stmt):
+                raise located(AdCompileError,
+                              f"cannot differentiate the in-place write into '{array.name}': "
+                              f"'{view.name}', which shares its memory, is used after the write. "
+                              f"{ALIAS_HINT}. Make '{view.name}' a copy (.copy()) or read it "
+                              f"before writing.", stmt.loc)
