@@ -38,6 +38,16 @@ def signature_of(args, fname):
     return tuple(types)
 
 
+def restore_float32(fn_ir, result):
+    """numba returns float32 scalars as Python floats: give them back their float32 dtype."""
+    is_f4 = [atom.type.dtype == "f4" and atom.type.ndim == 0 for atom in fn_ir.results]
+    if not any(is_f4):
+        return result
+    if fn_ir.returns_tuple:
+        return tuple(np.float32(value) if f4 else value for value, f4 in zip(result, is_f4))
+    return np.float32(result)
+
+
 class _Specialised:
     """Common machinery: per-signature IR, source and compiled callable."""
 
@@ -76,7 +86,7 @@ class _Specialised:
         sig = self.signature(args)
         fn_ir, _, compiled = self.specialization(sig)
         hidden = getattr(self.primal_ir(sig), "hidden_values", [])
-        return fn_ir, compiled(*args, *hidden)
+        return fn_ir, restore_float32(fn_ir, compiled(*args, *hidden))
 
 
 class CompiledFunction(_Specialised):
@@ -280,7 +290,7 @@ class DerivedFunction(_Specialised):
         sig = self.signature(args)
         fn_ir, _, compiled = self.specialization(sig)
         hidden = getattr(self.primal_ir(sig), "hidden_values", [])
-        return compiled(*args, *hidden, *extra)
+        return restore_float32(fn_ir, compiled(*args, *hidden, *extra))
 
     def __repr__(self):
         return f"<adcompile {self.name}>"

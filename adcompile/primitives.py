@@ -128,7 +128,7 @@ define("abs", same_as_first, "np.abs(_0)")
 define("sign", same_as_first, "np.sign(_0)")
 for _name in ("floor", "ceil"):
     define(_name, float_of_first, f"np.{_name}(_0)")
-define("round", float_of_first, lambda t, p: "np.round(_0)" if t[0].ndim else "float(np.round(_0))")
+define("round", float_of_first, lambda t, p: "np.round(_0, {decimals})" if p.get("decimals") else "np.round(_0)")
 define("maximum", elementwise(), "np.maximum(_0, _1)")
 define("minimum", elementwise(), "np.minimum(_0, _1)")
 define("arctan2", elementwise(float_result=True), "np.arctan2(_0, _1)")
@@ -181,7 +181,7 @@ _DT = "np.{dtype_name}"
 define("zeros", ndim_param, lambda t, p: f"np.zeros({_shape_tuple(t)}, dtype={_DT})")
 define("ones", ndim_param, lambda t, p: f"np.ones({_shape_tuple(t)}, dtype={_DT})")
 define("empty", ndim_param, lambda t, p: f"np.empty({_shape_tuple(t)}, dtype={_DT})")
-define("full", lambda t, p, c=None: Type(p.get("dtype") or to_float(t[-1].dtype), len(t) - 1),
+define("full", lambda t, p, c=None: Type(t[-1].dtype, len(t) - 1),
        lambda t, p: f"np.full({_shape_tuple(t, 0, len(t) - 1)}, _{len(t) - 1})")
 define("zeros_like", lambda t, p, c=None: t[0] if t[0].dtype != INT64 or t[0].ndim else F8,
        lambda t, p: "np.zeros_like(_0)" if t[0].ndim else ("0.0" if t[0].dtype != "f4" else "np.float32(0.0)"))

@@ -29,12 +29,14 @@ def call(tr, func, args, kwargs, node):
         if fn is None:
             raise tr.error(f"'{func.name.split('.', 1)[1]}' is not supported by adcompile", node,
                            UnsupportedFunctionError)
+        check_arguments(tr, func.name, args, kwargs, node)
         return fn(tr, args, kwargs, node)
     if isinstance(func, MethodRef):
         fn = HANDLERS.get("method." + func.name)
         if fn is None:
             raise tr.error(f"the array method '.{func.name}()' is not supported by adcompile", node,
                            UnsupportedFunctionError)
+        check_arguments(tr, "method." + func.name, [func.receiver] + args, kwargs, node)
         return fn(tr, [func.receiver] + args, kwargs, node)
     if isinstance(func, DTypeRef):
         return cast(tr, atom(tr, args[0], node), func.dtype, node)
@@ -102,16 +104,32 @@ _UNARY = {"sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "arcsin", "arccos"
           "negative": "neg"}
 for _np_name, _prim in _UNARY.items():
     def _unary(tr, args, kwargs, node, _prim=_prim):
-        _check_kwargs(tr, kwargs, (), node)
         x = atom(tr, args[0], node)
+        if _prim == "round" and x.type.dtype == "i8":
+            return x  # numpy rounds integers to themselves, keeping the int dtype
+        if _prim == "round" and (len(args) > 1 or "decimals" in kwargs):
+            decimals = static_int(tr, args[1] if len(args) > 1 else kwargs["decimals"], node, "decimals")
+            return tr.emit("round", [x], node, decimals=decimals) if decimals else tr.emit("round", [x], node)
         if isinstance(x, Const) and _prim in ("sqrt", "exp", "log", "sin", "cos"):
             import math
-            return const(getattr(math, _prim)(x.value))
-        if _prim == "abs" and x.type.dtype == "i8":
-            return tr.emit("abs", [x], node)
+            try:
+                return const(getattr(math, _prim)(x.value))
+            except (ValueError, OverflowError):
+                pass  # outside math's domain (log(0), ...): numpy's inf/nan at run time
         return tr.emit(_prim, [x], node)
     HANDLERS["np." + _np_name] = _unary
     HANDLERS["math." + _np_name] = _unary
+
+
+def _math_to_int(prim):
+    def fn(tr, args, kwargs, node):  # math.floor/ceil return Python ints
+        x = atom(tr, args[0], node)
+        return x if x.type.dtype == "i8" else tr.emit("to_int", [tr.emit(prim, [x], node)], node)
+    return fn
+
+
+HANDLERS["math.floor"] = _math_to_int("floor")
+HANDLERS["math.ceil"] = _math_to_int("ceil")
 
 _BINARY = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
            "power": "pow", "maximum": "maximum", "minimum": "minimum", "fmax": "maximum",
@@ -297,7 +315,13 @@ def _reversed(tr, args, kwargs, node):
 
 @handler("builtin.round")
 def _round(tr, args, kwargs, node):
-    return tr.emit("round", [atom(tr, args[0], node)], node)
+    x = atom(tr, args[0], node)
+    digits = args[1] if len(args) > 1 else kwargs.get("ndigits")
+    if digits is not None and not isinstance(digits, NoneValue):
+        return tr.emit("round", [x], node, decimals=static_int(tr, digits, node, "ndigits"))
+    if x.type.ndim:
+        raise tr.error("round() of an array; use np.round", node, TypeMismatchError)
+    return x if x.type.dtype == "i8" else tr.emit("to_int", [tr.emit("round", [x], node)], node)
 
 
 @handler("builtin.sum")
@@ -399,13 +423,25 @@ def _cumsum(tr, args, kwargs, node):
 
 @handler("np.linalg.norm")
 def _norm(tr, args, kwargs, node):
-    x, ord_, axis = _take(args, kwargs, ["x", "ord", "axis"])
-    if (ord_ is not None and not isinstance(ord_, NoneValue)) or (axis is not None and not isinstance(axis, NoneValue)):
+    x, ord_, axis, keepdims = _take(args, kwargs, ["x", "ord", "axis", "keepdims"])
+    if ord_ is not None and not isinstance(ord_, NoneValue):
         raise tr.error("np.linalg.norm supports the default 2-norm / Frobenius norm only", node,
                        UnsupportedFunctionError)
     x = atom(tr, x, node)
+    keep = keepdims is not None and isinstance(keepdims, Const) and bool(keepdims.value)
     if x.type.ndim == 0:
         return tr.emit("abs", [x], node)
+    if axis is not None and not isinstance(axis, NoneValue):
+        # 2-norms along axes: sqrt of a sum of squares (not 'norm', a whole-array primitive)
+        if isinstance(axis, TupleValue) and len(axis.items) == 2 and x.type.ndim == 2:
+            axis = NONE
+        squares = tr.emit("mul", [x, x], node)
+        return tr.emit("sqrt", [_reduce(tr, "sum", squares, axis, keep, node)], node)
+    if keep:
+        result = tr.emit("norm", [x], node)
+        for k in range(x.type.ndim):
+            result = tr.emit("expand_axis", [result], node, axis=k)
+        return result
     return tr.emit("norm", [x], node)
 
 
@@ -492,8 +528,7 @@ def _reshape(tr, args, kwargs, node):
 
 @handler("np.ravel", "method.ravel", "method.flatten")
 def _ravel(tr, args, kwargs, node):
-    x = array_arg(tr, args[0], node)
-    return x if x.type.ndim == 1 and False else tr.emit("ravel", [x], node)
+    return tr.emit("ravel", [array_arg(tr, args[0], node)], node)
 
 
 @handler("np.expand_dims")
@@ -549,10 +584,10 @@ HANDLERS["np.empty"] = _creator("empty")
 def _full(tr, args, kwargs, node):
     shape, value, dtype = _take(args, kwargs, ["shape", "fill_value", "dtype"])
     value = atom(tr, value, node)
-    if dtype is not None:
+    if dtype is not None and not isinstance(dtype, NoneValue):
         value = cast(tr, value, _dtype_of(tr, dtype, node), node)
-    elif value.type.dtype == "i8":
-        value = cast(tr, value, "f8", node) if False else value
+    if value.type.ndim:
+        raise tr.error("np.full needs a scalar fill value", node, TypeMismatchError)
     return tr.emit("full", shape_atoms(tr, shape, node) + [value], node)
 
 
@@ -595,6 +630,9 @@ def _arange(tr, args, kwargs, node):
     values = [atom(tr, a, node) for a in args]
     if not 1 <= len(values) <= 3:
         raise tr.error("np.arange takes one to three arguments", node, TypeMismatchError)
+    dtype = kwargs.get("dtype")
+    if dtype is not None and not isinstance(dtype, NoneValue):
+        values = [cast(tr, v, _dtype_of(tr, dtype, node), node) for v in values]
     return tr.emit("arange", values, node)
 
 
@@ -661,8 +699,6 @@ def _array(tr, args, kwargs, node):
         result = tr.emit("copy", [result], node) if result.type.ndim else result
     if dtype is not None and not isinstance(dtype, NoneValue):
         result = cast(tr, result, _dtype_of(tr, dtype, node), node)
-    elif result.type.dtype == "i8" and isinstance(value, TupleValue) and False:
-        pass
     return result
 
 
@@ -682,6 +718,72 @@ def attribute(tr, x, attr, node):
     if "method." + attr in HANDLERS:
         return MethodRef(x, attr)
     raise tr.error(f"arrays have no supported attribute '{attr}'", node, UnsupportedFunctionError)
+
+
+# ------------------------------------------------------------------ argument checks
+# What each function accepts in compiled code: the most positional arguments (methods count
+# the array itself) and the keyword names. Anything else (``out=``, ``endpoint=``, a third
+# positional of ``np.sum``, ...) is an error: ignoring it would silently compute something
+# else. ``None`` means any number. Handlers not listed check their own arguments.
+_UFUNC1 = (1, ())
+_UFUNC2 = (2, ())
+_REDUCTION = (2, ("a", "axis", "keepdims"))
+_ACCEPTS = {
+    **{"np." + n: _UFUNC1 for n in _UNARY}, **{"math." + n: _UFUNC1 for n in _UNARY},
+    **{"np." + n: _UFUNC2 for n in _BINARY},
+    "np.round": (2, ("decimals",)), "np.around": (2, ("decimals",)), "np.rint": _UFUNC1,
+    "math.arctan2": _UFUNC2, "math.power": _UFUNC2, "math.hypot": _UFUNC2,
+    "np.logical_not": _UFUNC1, "np.square": _UFUNC1, "np.reciprocal": _UFUNC1, "np.exp2": _UFUNC1,
+    "np.cbrt": _UFUNC1, "np.hypot": _UFUNC2, "np.logaddexp": _UFUNC2, "np.deg2rad": _UFUNC1,
+    "np.rad2deg": _UFUNC1, "np.where": (3, ()),
+    "np.clip": (3, ("a", "a_min", "a_max", "min", "max")), "method.clip": (3, ("a_min", "a_max", "min", "max")),
+    "builtin.abs": (1, ()), "builtin.min": (None, ()), "builtin.max": (None, ()), "builtin.float": (1, ()),
+    "builtin.int": (1, ()), "builtin.bool": (1, ()), "builtin.len": (1, ()), "builtin.range": (3, ()),
+    "builtin.enumerate": (1, ()), "builtin.zip": (None, ()), "builtin.reversed": (1, ()),
+    "builtin.round": (2, ("ndigits",)), "builtin.sum": (1, ()),
+    **{p + n: _REDUCTION for p in ("np.", "method.") for n in ("sum", "mean", "prod", "max", "min")},
+    "np.amax": _REDUCTION, "np.amin": _REDUCTION,
+    **{p + n: (2, ("a", "axis", "keepdims", "ddof")) for p in ("np.", "method.") for n in ("var", "std")},
+    "np.cumsum": (2, ("a", "axis")), "method.cumsum": (2, ("axis",)),
+    "np.linalg.norm": (4, ("x", "ord", "axis", "keepdims")),
+    "np.matmul": _UFUNC2, "np.dot": _UFUNC2, "method.dot": _UFUNC2, "np.inner": _UFUNC2,
+    "np.vdot": _UFUNC2, "np.outer": _UFUNC2,
+    "np.transpose": (2, ("axes",)), "method.transpose": (None, ("axes",)),
+    "np.trace": _UFUNC1, "method.trace": _UFUNC1, "np.diag": _UFUNC1,
+    "np.reshape": (2, ("newshape", "shape")), "method.reshape": (None, ("shape",)),
+    "np.ravel": _UFUNC1, "method.ravel": _UFUNC1, "method.flatten": _UFUNC1,
+    "np.expand_dims": (2, ("axis",)), "np.squeeze": (2, ("axis",)), "method.squeeze": (2, ("axis",)),
+    "np.atleast_1d": _UFUNC1,
+    "np.zeros": (2, ("shape", "dtype")), "np.ones": (2, ("shape", "dtype")), "np.empty": (2, ("shape", "dtype")),
+    "np.full": (3, ("shape", "fill_value", "dtype")),
+    "np.zeros_like": (2, ("a", "dtype")), "np.ones_like": (2, ("a", "dtype")), "np.empty_like": (2, ("a", "dtype")),
+    "np.full_like": _UFUNC2, "np.copy": _UFUNC1, "method.copy": _UFUNC1, "method.astype": (2, ()),
+    "np.arange": (3, ("dtype",)), "np.linspace": (3, ("start", "stop", "num")), "np.eye": _UFUNC1,
+    "np.identity": _UFUNC1,
+    "np.concatenate": (2, ("arrays", "axis")), "np.stack": (2, ("arrays", "axis")),
+    "np.hstack": _UFUNC1, "np.vstack": _UFUNC1, "np.array": (2, ("object", "dtype")),
+    "np.asarray": (2, ("a", "dtype")),
+}
+
+
+def check_arguments(tr, name, args, kwargs, node):
+    """Reject arguments the translation of ``name`` would otherwise ignore."""
+    accepts = _ACCEPTS.get(name)
+    if accepts is None:
+        return
+    most, keywords = accepts
+    shown = name.split(".", 1)[1]
+    shown = f".{shown}()" if name.startswith("method.") else f"{shown}()"
+    if most is not None and len(args) > most:
+        given = len(args) - name.startswith("method.")
+        raise tr.error(f"{shown} takes at most {most - name.startswith('method.')} positional "
+                       f"argument(s) in compiled code, {given} given", node, UnsupportedFunctionError)
+    for keyword in kwargs:
+        if keyword not in keywords:
+            raise tr.error(f"keyword argument '{keyword}' of {shown} is not supported by adcompile", node,
+                           UnsupportedFunctionError)
+    if not args and not kwargs and most != 0 and name not in ("builtin.zip",):
+        raise tr.error(f"{shown} needs arguments", node, UnsupportedFunctionError)
 
 
 __all__ = ["call", "attribute", "matmul", "UnsupportedFunctionError", "ModuleRef", "I8", "Var", "NONE"]

@@ -85,7 +85,22 @@ def classify(value):
         return FuncRef(known)
     if value is float:
         return FuncRef("builtin.float")
-    return None
+    return _other_library_function(value)
+
+
+def _other_library_function(value):
+    """A numpy or math function adcompile does not know, e.g. ``from numpy import sort``.
+
+    It becomes a FuncRef without a handler, so calling it is an error naming it."""
+    module = getattr(value, "__module__", None) or ""
+    name = getattr(value, "__name__", None)
+    if not callable(value) or not name or module.split(".")[0] not in ("numpy", "math"):
+        return None
+    if module.startswith("numpy"):
+        prefix = "np" + "".join("." + part for part in module.split(".")[1:] if not part.startswith("_"))
+    else:
+        prefix = "math"
+    return FuncRef(f"{prefix}.{name}")
 
 
 def module_constant(module, attr):

@@ -271,8 +271,20 @@ def _mean(b, g, out, args, params, active):
 
 @rule("prod")
 def _prod(b, g, out, args, params, active):
+    # d prod / d x_i is the product of the other entries. Dividing out by x_i fails at zeros,
+    # so with zero_i = (x_i == 0) and n the zero count of x_i's reduction group:
+    # n == 0: out / x_i; n == 1: the product of the non-zeros at the zero, 0 elsewhere;
+    # n >= 2: 0. All masks are 0/1 floats: no division by zero, no nan.
     x, axis = args[0], params.get("axis")
-    return [b.div(_spread(b, b.mul(g, out), x, axis), x)]
+    by_axis = {} if axis is None else {"axis": axis}
+    zero = b.call("as_dtype", b.call("eq", x, const(0.0)), dtype=x.type.dtype)
+    safe = b.add(x, zero)
+    count = b.call("sum", zero, **by_axis)
+    none = b.call("as_dtype", b.call("eq", count, const(0.0)), dtype=x.type.dtype)
+    one = b.call("as_dtype", b.call("eq", count, const(1.0)), dtype=x.type.dtype)
+    regular = b.div(_spread(b, b.mul(none, out), x, axis), safe)
+    at_zero = b.mul(zero, _spread(b, b.mul(one, b.call("prod", safe, **by_axis)), x, axis))
+    return [b.mul(_spread(b, g, x, axis), b.add(regular, at_zero))]
 
 
 @rule("max", "min")

@@ -1,0 +1,860 @@
+"""Table-driven checks of every derivative rule of the straight-line language (issue 2).
+
+Each entry of the table is a small Python function exercising one operator, numpy function,
+method or subscript form, registered with ``@case(arg generators..., options)``. Its output
+may be a scalar or an array. For every entry:
+
+* gradient: ``adcompile.grad`` of the scalar loss ``sum(sin(op(*args)))`` (the op is inlined
+  into a one-line wrapper) against central finite differences of the plain Python loss,
+  along a random direction in all float arguments at once;
+* transpose identity: ``<v, J u> == <J^T v, u>`` where ``J^T v`` is the pullback of
+  ``adcompile.vjp`` applied to a random cotangent ``v`` of the op's output and ``J u`` is a
+  central difference of the plain Python op along a random ``u``;
+* the forward run of the compiled op equals the plain Python op.
+
+Everything runs in float64 with the python backend; entries marked ``f32`` also run in
+float32 (the gradient must come back float32), entries marked ``numba`` also run through
+numba, whose results must equal the plain-Python run of the same generated code.
+
+Tolerances (stated once, used everywhere):
+* float64: step 1e-5 for central differences (truncation ~1e-10, round-off ~1e-11 relative);
+  agreement ``|a - b| <= RTOL64 * max(|a|, |b|) + ATOL64 * scale`` with RTOL64 = 1e-6,
+  ATOL64 = 1e-8, ``scale`` the size of the terms summed in the inner products.
+* float32: the float32 gradient is compared with a float64 finite difference taken at the
+  same (float32-representable) point: RTOL32 = 2e-3, ATOL32 = 1e-4 * scale.
+* numba vs plain Python run of the same source: rtol 1e-10, atol 1e-12 (the two may sum in
+  a different order, nothing else).
+
+numba compiles cost seconds each, so the numba subset is a few real programs (logistic
+loss, softmax cross-entropy) and ``mix_*`` entries that put many emission templates into
+one compiled function.
+"""
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import adcompile
+
+RTOL64, ATOL64, STEP64 = 1e-6, 1e-8, 1e-5
+RTOL32, ATOL32 = 2e-3, 1e-4
+RTOL_NUMBA, ATOL_NUMBA = 1e-10, 1e-12
+
+
+# ----------------------------------------------------------------------------- generators
+# A generator maps a numpy Generator to one argument value (float64 or int); the table
+# states the domain of each argument, so that log sees positives and arcsin |x| < 1.
+def _gen(draw, shape):
+    def make(rng):
+        value = draw(rng, shape)
+        return float(value) if shape == () else value
+    return make
+
+
+def normal(*shape):
+    return _gen(lambda rng, s: rng.standard_normal(s), shape)
+
+
+def positive(*shape, low=0.5, high=2.0):
+    return _gen(lambda rng, s: rng.uniform(low, high, s), shape)
+
+
+def unit(*shape):
+    """Inside (-0.8, 0.8): the domain of arcsin/arccos with margin."""
+    return _gen(lambda rng, s: rng.uniform(-0.8, 0.8, s), shape)
+
+
+def away(*shape):
+    """|x| in [0.3, 2]: away from the kinks of abs/sign at zero."""
+    return _gen(lambda rng, s: rng.uniform(0.3, 2.0, s) * rng.choice([-1.0, 1.0], s), shape)
+
+
+def off_grid(*shape):
+    """x = k + 0.2..0.3 or k + 0.7..0.8: away from the jumps of floor, ceil and round."""
+    return _gen(lambda rng, s: rng.integers(-3, 3, s) + rng.choice([0.25, 0.75], s)
+                + rng.uniform(-0.05, 0.05, s), shape)
+
+
+def spread(*shape):
+    """Distinct values at least 0.1 apart (for max/min/maximum/clip: no ties, no kinks)."""
+    def draw(rng, s):
+        n = int(np.prod(s))
+        return (rng.permutation(n) * 0.37 - 0.37 * n / 2 + rng.uniform(-0.1, 0.1, n)).reshape(s)
+    return _gen(draw, shape)
+
+
+def fixed(value):
+    """A non-float argument (int, int array) taken as it is."""
+    return lambda rng: value
+
+
+# ----------------------------------------------------------------------------- the table
+class Case:
+    def __init__(self, fn, gens, f32, numba, rtol):
+        self.fn, self.gens, self.f32, self.numba, self.rtol = fn, gens, f32, numba, rtol
+        self.name = fn.__name__
+
+    def args(self, dtype=np.float64, seed=0):
+        rng = np.random.default_rng(seed)
+        return [_as_dtype(g(rng), dtype) for g in self.gens]
+
+    def __repr__(self):
+        return self.name
+
+
+CASES = []
+
+
+def case(*gens, f32=False, numba=False, rtol=1.0):
+    """Register the op below; ``rtol`` scales the tolerances for ill-conditioned entries."""
+    def register(fn):
+        CASES.append(Case(fn, gens, f32, numba, rtol))
+        return fn
+    return register
+
+
+def _as_dtype(value, dtype):
+    if isinstance(value, float):
+        return dtype(value) if dtype is np.float32 else value
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return value.astype(dtype)
+    return value
+
+
+# --- operators and broadcasting ---------------------------------------------------------
+@case(normal(3, 1), normal(1, 4), f32=True)
+def add_3x1_1x4(a, b):
+    return a + b
+
+
+@case(normal(4, 3), normal(3))
+def sub_4x3_3(a, b):
+    return a - b
+
+
+@case(normal(), normal(2, 3), f32=True)
+def mul_scalar_array(s, a):
+    return s * a
+
+
+@case(normal(3, 4), positive(4), f32=True)
+def div_4x3_by_row(a, b):
+    return a / b
+
+
+@case(positive(3, 1), normal(1, 2))
+def pow_array_array(a, b):
+    return a ** b
+
+
+@case(positive(5), normal())
+def pow_array_scalar(a, s):
+    return a ** s + 2.0 ** s
+
+
+@case(normal(5))
+def pow_constant_exponents(a):
+    return a ** 3 + a ** 2 - 0.5 * a ** 1
+
+
+@case(normal(2, 3), normal(3, 4), f32=True, numba=True)
+def matmul_2d_2d(a, b):
+    return a @ b
+
+
+@case(normal(3, 4), normal(4))
+def matmul_2d_1d(a, v):
+    return a @ v
+
+
+@case(normal(3), normal(3, 2))
+def matmul_1d_2d(v, a):
+    return v @ a
+
+
+@case(normal(4), normal(4))
+def matmul_1d_1d(v, w):
+    return v @ w
+
+
+@case(normal(3, 2))
+def unary_minus(a):
+    return -a + (-(a * 2.0))
+
+
+@case(normal(4), normal())
+def augmented_ops(a, s):
+    y = a * 1.0
+    y += s
+    y *= a
+    y -= 2.0 * s
+    y /= 1.5
+    return y
+
+
+# --- builtins on scalars ------------------------------------------------------------------
+@case(away(), normal())
+def builtin_abs(x, y):
+    return abs(x) * y
+
+
+@case(spread(3))
+def builtin_min_max(v):
+    a, b, c = v[0], v[1], v[2]
+    return min(a, b) + max(a, b, c) * 2.0 + min(c, 0.0 - 10.0)
+
+
+@case(normal(), fixed(3))
+def builtin_float_int(x, n):
+    return float(n) * x + float(x) * x + int(n * 2) * x
+
+
+@case(normal(5), normal())
+def builtin_len(v, s):
+    return len(v) * s + v * float(len(v))
+
+
+# --- elementary functions (numpy under np, and math on scalars) ----------------------------
+@case(normal(2, 3), f32=True)
+def np_sin_cos_tan(x):
+    return np.sin(x) + np.cos(x) * np.tan(0.5 * x)
+
+
+@case(unit(2, 3), f32=True)
+def np_arcsin_arccos(x):
+    return np.arcsin(x) * np.arccos(x)
+
+
+@case(normal(5))
+def np_arctan(x):
+    return np.arctan(x)
+
+
+@case(normal(3, 1), away(4))
+def np_arctan2(y, x):
+    return np.arctan2(y, x)
+
+
+@case(normal(4), f32=True)
+def np_hyperbolic(x):
+    return np.sinh(x) + np.cosh(x) + np.tanh(x)
+
+
+@case(normal(4), f32=True)
+def np_exp_expm1(x):
+    return np.exp(x) + np.expm1(x)
+
+
+@case(positive(4), f32=True)
+def np_logs(x):
+    return np.log(x) + np.log1p(x) + np.log2(x) + np.log10(x)
+
+
+@case(positive(2, 2), f32=True)
+def np_sqrt(x):
+    return np.sqrt(x)
+
+
+@case(normal(5))
+def np_square(x):
+    return np.square(x)
+
+
+@case(away(5), f32=True)
+def np_abs_sign(x):
+    return np.abs(x) + np.sign(x) * x + np.absolute(x)
+
+
+@case(positive(4), normal(4))
+def np_power(x, y):
+    return np.power(x, y) + np.power(x, 3)
+
+
+@case(spread(3, 4), spread(4), f32=True)
+def np_maximum_minimum(a, b):
+    return np.maximum(a, b) + np.minimum(a, 0.2) * 2.0
+
+
+@case(normal(3, 4), normal(4))
+def np_where_arrays(a, b):
+    return np.where(a > 0.0, a * b, b)
+
+
+@case(normal(), normal())
+def np_where_scalars(x, y):
+    return np.where(x > y, x * x, 2.0 * y)
+
+
+@case(spread(4, 3), f32=True)
+def np_clip_array(x):
+    return np.clip(x, -0.5, 0.6) + x.clip(-1.0, 1.0)
+
+
+@case(spread(6), normal(), normal())
+def np_clip_array_bounds(x, lo, hi):
+    return np.clip(x, lo - 10.0, hi + 10.0) + np.clip(x, -0.3, 0.5)
+
+
+@case(normal())
+def np_clip_scalar(x):
+    return np.clip(x, -0.3, 0.5) + np.clip(3.0 * x, 0.0, np.inf)
+
+
+@case(off_grid(6), f32=True)
+def np_floor_ceil_round(x):
+    return x * np.floor(x) + np.ceil(x) * np.round(x) + x
+
+
+@case(off_grid())
+def np_floor_ceil_round_scalar(x):
+    return x * np.floor(x) + np.ceil(x) * np.round(x) + round(x) * x
+
+
+@case(off_grid(5), off_grid())
+def round_decimals_and_integer_results(x, s):
+    return np.round(x, 1) * x + np.around(x) * s + round(s, 1) * x + round(s) * s \
+        + math.floor(s) * x + math.ceil(s) * s
+
+
+@case(positive(), normal())
+def math_functions(x, y):
+    return (math.sin(y) + math.cos(y) + math.tan(0.3 * y) + math.exp(y) + math.log(x)
+            + math.sqrt(x) + math.tanh(y) + math.atan2(y, x) + math.log1p(x) + math.expm1(y)
+            + math.sinh(y) + math.cosh(y) + math.atan(y) + math.log10(x) + math.log2(x))
+
+
+@case(unit())
+def math_asin_acos(x):
+    return math.asin(x) + 2.0 * math.acos(x)
+
+
+@case(normal(4))
+def np_constants(x):
+    return np.pi * np.sin(x) + np.e * x + np.minimum(x, np.inf)
+
+
+# --- reductions ----------------------------------------------------------------------------
+@case(normal(3, 4), f32=True)
+def sum_all_and_axes(x):
+    return np.sum(x) + x.sum(axis=0)[1] + np.sum(x, axis=1)[0] + x.sum(axis=-1)[2]
+
+
+@case(normal(3, 4))
+def sum_keepdims(x):
+    return x / np.sum(x * x, axis=1, keepdims=True) + x.sum(axis=0, keepdims=True)
+
+
+@case(normal(2, 3, 3))
+def sum_axis_tuple(x):
+    return np.sum(x, axis=(0, 2)) + x.sum(axis=(0, 1), keepdims=True)[0, 0]
+
+
+@case(normal(3, 4), f32=True)
+def mean_axes(x):
+    return np.mean(x) + x.mean(axis=0) + np.mean(x, axis=1, keepdims=True)
+
+
+@case(positive(3, 4))
+def prod_axes(x):
+    return np.prod(x) + x.prod(axis=0) + np.prod(x, axis=1, keepdims=True)
+
+
+def with_zeros(*shape):
+    """Entries of size 0.5..1.5 with exact zeros: one in row 0, two in row 1, none elsewhere."""
+    def draw(rng, s):
+        x = rng.uniform(0.5, 1.5, s) * rng.choice([-1.0, 1.0], s)
+        x[0, 1] = x[1, 0] = x[1, 2] = 0.0
+        return x
+    return _gen(draw, shape)
+
+
+@case(spread(3, 4))
+def max_min_axes(x):
+    return (np.max(x) + x.min() + np.max(x, axis=0) + x.min(axis=1, keepdims=True)
+            + np.amax(x, axis=-1, keepdims=True))
+
+
+@case(normal(3, 4), f32=True)
+def var_std(x):
+    return np.var(x) + x.std() + np.var(x, axis=0) + x.std(axis=1, keepdims=True)
+
+
+@case(normal(5))
+def var_std_ddof(x):
+    return np.var(x, ddof=1) + np.std(x, ddof=1)
+
+
+@case(normal(6), f32=True)
+def cumsum_1d(x):
+    return np.cumsum(x) * x.cumsum()
+
+
+@case(normal(2, 3))
+def cumsum_2d_flat(x):
+    return np.cumsum(x)
+
+
+@case(normal(5), normal(2, 3), f32=True)
+def linalg_norm(v, m):
+    return np.linalg.norm(v) + np.linalg.norm(m) * np.linalg.norm(v)
+
+
+@case(normal(2, 3))
+def linalg_norm_axis(m):
+    return (np.linalg.norm(m, axis=1) + np.linalg.norm(m, axis=0)[1:] + np.linalg.norm(m, axis=(0, 1))
+            + np.linalg.norm(m, axis=-1, keepdims=True)[:, 0] + np.linalg.norm(m, keepdims=True)[0, 0])
+
+
+# --- linear algebra ------------------------------------------------------------------------
+@case(normal(4), normal(4), normal(3, 4))
+def dot_forms(v, w, a):
+    return np.dot(v, w) + np.dot(a, v) @ np.dot(a, w) + a.dot(v)[0] + np.dot(2.0, v)[1]
+
+
+@case(normal(3, 4), normal(4, 2))
+def np_matmul(a, b):
+    return np.matmul(a, b)
+
+
+@case(normal(3), normal(4), f32=True)
+def np_outer(v, w):
+    return np.outer(v, w)
+
+
+@case(normal(2, 3))
+def transpose_forms(a):
+    return a.T @ a + np.transpose(a) @ a + a.transpose() @ a
+
+
+@case(normal(2, 3, 4))
+def transpose_3d_axes(x):
+    return np.transpose(x, (1, 0, 2)) * 2.0 + x.transpose(1, 0, 2) + x.T[0][:, :, None]
+
+
+@case(normal(3, 4), f32=True)
+def reshape_forms(x):
+    return np.reshape(x, (2, 6)) + x.reshape(2, 6) * 2.0 + x.reshape((2, -1))
+
+
+@case(normal(3, 4))
+def reshape_noncontiguous(x):
+    return x.T.reshape(12) + x[:, ::2].reshape(6)[0]
+
+
+@case(normal(2, 3))
+def ravel_flatten(x):
+    return np.ravel(x) + x.ravel() * x.flatten() + x.T.ravel()
+
+
+@case(normal(3), fixed(np.array([0, 2])))
+def scalar_reshape(v, idx):
+    return np.reshape(v[1], (1, 1)) + v[idx][None, :]
+
+
+# --- array creation ------------------------------------------------------------------------
+@case(normal(3, 4))
+def zeros_ones_empty(x):
+    z = np.zeros(x.shape) + np.zeros((3, 4))
+    o = np.ones(x.shape[1])
+    e = np.empty((x.shape[0], x.shape[1]))
+    e[:, :] = x * 2.0
+    return (x + z) * o + e
+
+
+@case(normal(3, 4), normal())
+def full_forms(x, s):
+    return x * np.full(x.shape, s) + np.full((3, 4), 2.0) + np.full(x.shape[1], s * s)
+
+
+@case(normal(3, 4))
+def like_forms(x):
+    e = np.empty_like(x)
+    e[:] = x
+    return x * np.ones_like(x) + np.zeros_like(x) + e * 2.0
+
+
+@case(normal())
+def like_forms_scalar(s):
+    return s * np.ones_like(s) + np.zeros_like(s)
+
+
+@case(normal(4))
+def copy_forms(x):
+    y = np.copy(x)
+    z = x.copy()
+    z[0] = 1.0
+    return y * z
+
+
+@case(normal(5), normal(), f32=True)
+def arange_forms(x, s):
+    n = x.shape[0]
+    return x * np.arange(n) + np.arange(1, n + 1) * s + x * np.arange(0.0, 2.5, 0.5)
+
+
+@case(normal(5), normal())
+def linspace_eye(x, s):
+    return x * np.linspace(0.0, 1.0, 5) + np.eye(5)[2] * s + np.eye(x.shape[0]) @ x
+
+
+@case(normal(4), normal(3, 3), f32=True)
+def diag_trace(v, a):
+    return np.diag(v) * v[0] + np.diag(a)[1] + np.trace(a) + a.trace()
+
+
+@case(normal(3), normal(2), normal(2, 3), normal(2, 2))
+def concatenate_forms(v, w, a, b):
+    return (np.concatenate((v, w, v)) + 1.0)[:5] * np.concatenate([a, b], axis=1)[1, :5] \
+        + np.concatenate((a, a), axis=0)[3, 0]
+
+
+@case(normal(3), normal(3), normal(2, 3), f32=True)
+def stack_forms(v, w, a):
+    return np.stack((v, w)) + np.stack([v, w], axis=1).T + np.stack((a, a), axis=2)[:, :, 1][0] * 3.0
+
+
+@case(normal(3, 1), normal(2, 2))
+def concatenate_mixed_layouts(a, b):
+    return np.concatenate((a.T, b[:, ::2].T, b[::2, :]), axis=1)
+
+
+# --- subscripts ----------------------------------------------------------------------------
+@case(normal(6), f32=True)
+def index_int_negative(x):
+    return x[0] * x[-1] + x[-2]
+
+
+@case(normal(9))
+def index_slices_steps(x):
+    return x[1:7:2] * x[::3] + x[::-3] + x[-3:]
+
+
+@case(normal(3, 4))
+def index_newaxis(x):
+    return x[None, :, :] + x[:, np.newaxis, :] * x[:, None, 0:1] - x[None] * x[1, None, 1:2]
+
+
+@case(normal(3, 4, 6), fixed(1), f32=True)
+def index_multidim(a, i):
+    return a[i, 1:, ::2] + a[-1, :-1, 1::2] * a[0, 2, 0]
+
+
+@case(normal(4, 3), fixed(np.array([0, 2, 2, 1, 2])), f32=True, numba=True)
+def gather_rows_repeated(w, idx):
+    return w[idx] * 2.0 + w[idx, 1][:, None]
+
+
+@case(normal(5), fixed(np.array([4, 0, 4, 4])))
+def gather_1d_repeated(x, idx):
+    return x[idx] * x[idx]
+
+
+@case(normal(4, 3), fixed(np.array([2, 0, 2, 1])))
+def gather_pairs_repeated(p, labels):
+    n = labels.shape[0]
+    return np.log(np.exp(p[np.arange(n), labels]) + 1.0) + p[labels, labels]
+
+
+@case(normal(4, 3))
+def shape_and_len(x):
+    return x * float(x.shape[0]) + len(x) * x + x.size * x + x.ndim * x
+
+
+# --- multiple steps ------------------------------------------------------------------------
+@case(normal(3), normal(5, 3), fixed(np.array([1.0, 0.0, 1.0, 1.0, 0.0])), f32=True, numba=True)
+def logistic_loss(w, X, y):
+    p = 1.0 / (1.0 + np.exp(-(X @ w)))
+    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+
+
+@case(normal(4, 3), fixed(np.array([0, 2, 2, 1])), numba=True)
+def softmax_cross_entropy(z, labels):
+    shifted = z - np.max(z, axis=1, keepdims=True)
+    logp = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+    return -np.mean(logp[np.arange(z.shape[0]), labels])
+
+
+# --- combined entries: one numba compile covers many emission templates ---------------------
+@case(off_grid(), away(), unit(), positive(), numba=True)
+def mix_scalars(x, y, u, p):
+    a = np.where(x > y, x * y, y - x) + np.clip(x, -0.1, 0.1) + np.clip(y, 0.0, np.inf)
+    b = np.floor(x) * y + np.ceil(x) * np.round(x) * y + round(x) * x + abs(y) + np.abs(x)
+    c = min(x, y) + max(x, y, u) + np.maximum(x, u) + np.minimum(y, 0.5) + np.sign(y) * y
+    d = math.sin(u) + math.asin(u) + np.arccos(u) + math.log(p) + np.sqrt(p) + p ** u
+    return a + b * c + d + float(x) * np.arctan2(y, p) + np.tanh(u) + int(x) * p
+
+
+@case(spread(3, 4), positive(3, 4), unit(4), numba=True)
+def mix_piecewise(s, p, u):
+    a = np.where(s > 0.0, s * p, p) + np.clip(s, -0.5, 0.6) + np.floor(s) * np.round(s, 1) * np.ceil(s) * s
+    b = np.maximum(s, u) + np.minimum(s, 0.2) + np.abs(s) * np.sign(s) + np.power(p, u) + p ** 2.5
+    return a * b
+
+
+@case(positive(3, 4), unit(4))
+def mix_ufuncs(p, u):
+    c = np.log(p) + np.log1p(p) + np.log2(p) + np.log10(p) + np.sqrt(p) + np.exp(u) + np.expm1(u)
+    d = np.sin(u) + np.cos(u) + np.tan(u) + np.arcsin(u) + np.arccos(u) + np.arctan(u)
+    e = np.sinh(u) + np.cosh(u) + np.tanh(u) + np.arctan2(u, p) + np.square(u) - u / p
+    return c + d * e
+
+
+@case(spread(3, 4), positive(2, 3), numba=True)
+def mix_reductions(x, p):
+    a = np.sum(x, axis=1, keepdims=True) + x.mean(axis=0) + p.prod(axis=1)[0] + np.max(x, axis=0)
+    b = x.min(axis=1, keepdims=True) * np.var(x) + np.cumsum(p)[3] * np.linalg.norm(x)
+    return a * b
+
+
+@case(normal(3, 4), normal(2, 2), normal(3), numba=True)
+def mix_shapes(x, b, v):
+    a = x.T.reshape(12)[:4] + x[:, ::2].reshape(6)[2:] + x.ravel()[5] * x.T.flatten()[1:5]
+    c = np.concatenate((x[:, :1].T, b[:, ::2].T, b[::2, :]), axis=1) @ np.concatenate((x[0], x[1, :3]))
+    d = np.stack((v, v * v), axis=1) + np.outer(v, b[0]) + np.diag(v)[:, :2] + np.diag(x[:, :3])[:, None]
+    return np.sum(a) * np.trace(x[:, 1:]) + np.sum(c) + d @ b
+
+
+@case(normal(3, 4, 6), fixed(np.array([0, 2, 2, 1, 2])), fixed(1), numba=True)
+def mix_indexing(a, idx, i):
+    w = a[1]
+    b = a[i, 1:, ::2] + a[-1, :-1, 1::2] * a[0, 2, -1] + w[None, 1:, :3][0] + w[:, np.newaxis, 2][1:]
+    c = w[idx] * 2.0 + w[idx, 1][:, None] + w[np.arange(5) % 4, idx][:, None] + w[::-2, 1:5:2][0, 0]
+    return np.sum(b) + c + np.sum(np.transpose(a, (2, 0, 1))[1] * a[:, :, 0])
+
+
+@case(normal(3, 4), normal(), normal(4), numba=True)
+def mix_creation(x, s, v):
+    z = np.zeros(x.shape) + np.ones((3, 4)) + np.full(x.shape, s) + np.full((3, 4), 2.0)
+    e = np.empty((x.shape[0], x.shape[1]))
+    e[:, :] = x * 2.0
+    f = np.empty_like(x)
+    f[:] = x * s
+    y = np.copy(x) + x.copy() * np.ones_like(x) + np.zeros_like(x) + e + f
+    n = v.shape[0]
+    w = v * np.arange(n) + np.arange(1, n + 1) * s + v * np.linspace(0.0, 1.0, 4) + np.eye(n) @ v
+    return (x + z) * y + w + np.eye(4)[1] * s + np.ones_like(s) * s
+
+
+# --- entries outside CASES ----------------------------------------------------------------
+# The prod rule is exact at zeros to first order only (its 0/1 masks are piecewise constant,
+# so second derivatives at exact zeros are lost): these entries are not in CASES, whose
+# second derivatives test_rules_second_order.py checks too.
+def prod_with_zeros(x):
+    return np.prod(x, axis=1) + x.prod(axis=0)[:3] + np.prod(x[0]) * np.prod(x[2:]) + np.prod(x[1])
+
+
+FIRST_ORDER_ONLY = [Case(prod_with_zeros, (with_zeros(3, 4),), f32=True, numba=False, rtol=1.0)]
+
+
+# ----------------------------------------------------------------------------- helpers
+def _is_float(value):
+    return isinstance(value, (float, np.floating)) or (isinstance(value, np.ndarray) and value.dtype.kind == "f")
+
+
+def _float_positions(args):
+    return tuple(k for k, a in enumerate(args) if _is_float(a))
+
+
+def _random_like(value, rng):
+    if isinstance(value, np.ndarray):
+        return rng.standard_normal(value.shape)
+    return float(rng.standard_normal())
+
+
+def _shifted(args, positions, directions, step):
+    out = list(args)
+    for k, d in zip(positions, directions):
+        out[k] = np.asarray(args[k], dtype=np.float64) + step * d
+        if not isinstance(args[k], np.ndarray):
+            out[k] = float(out[k])
+    return out
+
+
+def _central_difference(fn, args, positions, directions, step=STEP64):
+    plus = np.asarray(fn(*_shifted(args, positions, directions, step)), dtype=np.float64)
+    minus = np.asarray(fn(*_shifted(args, positions, directions, -step)), dtype=np.float64)
+    return (plus - minus) / (2 * step)
+
+
+def _as_f64(args):
+    return [np.asarray(a, dtype=np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+            else float(a) if isinstance(a, np.floating) else a for a in args]
+
+
+def _inner(a, b):
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(np.sum(a * b)), float(np.sum(np.abs(a * b)))
+
+
+def _assert_close(analytic, numeric, scale, rtol, atol, what):
+    bound = rtol * max(abs(analytic), abs(numeric)) + atol * max(scale, 1.0)
+    assert abs(analytic - numeric) <= bound, \
+        f"{what}: adcompile {analytic!r} != finite differences {numeric!r} (tolerance {bound:.3g})"
+
+
+def _check_grad_like(grads, args, positions):
+    for g, k in zip(grads, positions):
+        assert np.shape(g) == np.shape(args[k]), f"gradient {k} has shape {np.shape(g)}, not {np.shape(args[k])}"
+        assert np.asarray(g).dtype == np.asarray(args[k]).dtype, \
+            f"gradient {k} has dtype {np.asarray(g).dtype}, not {np.asarray(args[k]).dtype}"
+
+
+def _scalar_loss(op, n_args):
+    """The plain Python function ``sum(sin(op(*args)))`` with ``n_args`` named parameters."""
+    factory = _LOSS_FACTORIES[n_args]
+    return factory(op)
+
+
+def _loss1(op):
+    def loss(a):
+        return np.sum(np.sin(op(a)))
+    return loss
+
+
+def _loss2(op):
+    def loss(a, b):
+        return np.sum(np.sin(op(a, b)))
+    return loss
+
+
+def _loss3(op):
+    def loss(a, b, c):
+        return np.sum(np.sin(op(a, b, c)))
+    return loss
+
+
+def _loss4(op):
+    def loss(a, b, c, d):
+        return np.sum(np.sin(op(a, b, c, d)))
+    return loss
+
+
+_LOSS_FACTORIES = {1: _loss1, 2: _loss2, 3: _loss3, 4: _loss4}
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(name, backend, scalar):
+    """The compiled op (or its scalar loss) of the table entry ``name``, shared across tests."""
+    entry = next(c for c in CASES + FIRST_ORDER_ONLY if c.name == name)
+    fn = _scalar_loss(entry.fn, len(entry.gens)) if scalar else entry.fn
+    return fn, adcompile.compile(fn, backend=backend)
+
+
+# ----------------------------------------------------------------------------- checks
+def check_gradient(entry, backend="python", dtype=np.float64, seed=0):
+    """grad of the scalar loss vs a central difference along a random direction."""
+    args = entry.args(dtype, seed)
+    positions = _float_positions(args)
+    plain, fn = compiled(entry.name, backend, True)
+    grads = adcompile.grad(fn, wrt=positions)(*args)
+    assert isinstance(grads, tuple) and len(grads) == len(positions)
+    _check_grad_like(grads, args, positions)
+    rng = np.random.default_rng(seed + 1)
+    directions = [_random_like(args[k], rng) for k in positions]
+    numeric = float(_central_difference(plain, _as_f64(args), positions, directions))
+    analytic, scale = 0.0, 0.0
+    for g, d in zip(grads, directions):
+        value, size = _inner(g, d)
+        analytic, scale = analytic + value, scale + size
+    rtol, atol = (RTOL64, ATOL64) if dtype is np.float64 else (RTOL32, ATOL32)
+    _assert_close(analytic, numeric, scale, rtol * entry.rtol, atol * entry.rtol, f"{entry.name} gradient")
+    return grads
+
+
+def check_transpose_identity(entry, backend="python", dtype=np.float64, seed=0):
+    """<v, J u> (central difference of the plain op) == <J^T v, u> (adcompile.vjp)."""
+    args = entry.args(dtype, seed)
+    positions = _float_positions(args)
+    plain, fn = compiled(entry.name, backend, False)
+    out, pullback = adcompile.vjp(fn, *args)
+    expected = entry.fn(*args)
+    np.testing.assert_allclose(np.asarray(out, dtype=np.float64), np.asarray(expected, dtype=np.float64),
+                               rtol=1e-12 if dtype is np.float64 else 1e-5, atol=1e-12 if dtype is np.float64 else 1e-5,
+                               err_msg=f"{entry.name}: compiled forward != plain Python")
+    assert np.shape(out) == np.shape(expected)
+    rng = np.random.default_rng(seed + 2)
+    v = _random_like(np.asarray(expected) if np.ndim(expected) else 0.0, rng)
+    if isinstance(v, np.ndarray):
+        v = v.astype(np.asarray(out).dtype)
+    elif dtype is np.float32:
+        v = np.float32(v)
+    cotangents = pullback(v)
+    assert isinstance(cotangents, tuple) and len(cotangents) == len(positions)
+    _check_grad_like(cotangents, args, positions)
+    u = [_random_like(args[k], rng) for k in positions]
+    jvp = _central_difference(entry.fn, _as_f64(args), positions, u)
+    lhs, lhs_scale = _inner(v, jvp)
+    rhs, rhs_scale = 0.0, 0.0
+    for ct, direction in zip(cotangents, u):
+        value, size = _inner(ct, direction)
+        rhs, rhs_scale = rhs + value, rhs_scale + size
+    rtol, atol = (RTOL64, ATOL64) if dtype is np.float64 else (RTOL32, ATOL32)
+    _assert_close(rhs, lhs, max(lhs_scale, rhs_scale), rtol * entry.rtol, atol * entry.rtol,
+                  f"{entry.name} <v, J u> vs <J^T v, u>")
+
+
+# ----------------------------------------------------------------------------- tests
+F32_CASES = [c for c in CASES if c.f32]
+NUMBA_CASES = [c for c in CASES if c.numba]
+
+
+def test_table_covers_the_issue():
+    names = {c.name for c in CASES}
+    assert len(names) == len(CASES), "duplicate table entry names"
+    assert len(F32_CASES) >= 15 and len(NUMBA_CASES) >= 10
+
+
+@pytest.mark.parametrize("entry", CASES, ids=repr)
+def test_gradient_float64(entry):
+    check_gradient(entry)
+
+
+@pytest.mark.parametrize("entry", CASES, ids=repr)
+def test_transpose_identity_float64(entry):
+    check_transpose_identity(entry)
+
+
+@pytest.mark.parametrize("entry", F32_CASES, ids=repr)
+def test_gradient_float32(entry):
+    check_gradient(entry, dtype=np.float32)
+
+
+@pytest.mark.parametrize("entry", F32_CASES, ids=repr)
+def test_transpose_identity_float32(entry):
+    check_transpose_identity(entry, dtype=np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("entry", FIRST_ORDER_ONLY, ids=repr)
+def test_first_order_only_entries(entry, dtype):
+    check_gradient(entry, dtype=dtype)
+    check_transpose_identity(entry, dtype=dtype)
+
+
+@pytest.mark.parametrize("entry", NUMBA_CASES, ids=repr)
+def test_numba_gradient_equals_python_run(entry):
+    """The numba-compiled gradient is right, and equals the plain-Python run of its source."""
+    numba_grads = check_gradient(entry, backend="numba")
+    python_grads = adcompile.grad(compiled(entry.name, "python", True)[1],
+                                  wrt=_float_positions(entry.args()))(*entry.args())
+    for a, b in zip(numba_grads, python_grads):
+        np.testing.assert_allclose(a, b, rtol=RTOL_NUMBA, atol=ATOL_NUMBA)
+    numba_fn = adcompile.grad(compiled(entry.name, "numba", True)[1], wrt=_float_positions(entry.args()))
+    python_fn = adcompile.grad(compiled(entry.name, "python", True)[1], wrt=_float_positions(entry.args()))
+    assert adcompile.source(numba_fn, *entry.args()) == adcompile.source(python_fn, *entry.args())
+
+
+NUMBA_VJP = ["matmul_2d_1d", "gather_1d_repeated"]
+
+
+@pytest.mark.parametrize("name", NUMBA_VJP)
+def test_numba_vjp(name):
+    entry = next(c for c in CASES if c.name == name)
+    check_transpose_identity(entry, backend="numba")
+
+
+@pytest.mark.parametrize("name", ["logistic_loss", "gather_rows_repeated", "mix_piecewise"])
+def test_numba_float32(name):
+    entry = next(c for c in CASES if c.name == name)
+    check_gradient(entry, backend="numba", dtype=np.float32)
