@@ -139,7 +139,13 @@ class ForwardTransform:
             out.append(Assign(self.tangent(target), "alias", [tangent], loc=stmt.loc))
             return
         out.append(stmt)
+        before = len(out)
         tangent = rule(b, tangents, target, stmt.args, stmt.params) if rule else None
+        if (tangent is not None and tangent.type.ndim and stmt.prim != "alias"
+                and not any(isinstance(s, Assign) and s.target is tangent for s in out[before:])):
+            # The rule returned another variable's tangent (``x * 1.0`` -> ``dx``): the new
+            # array's tangent must not share its memory, since either may be written in place.
+            tangent = b.call("copy", tangent)
         if tangent is None:
             b.emit("zeros_like", [target], target=self.tangent(target))
             return
