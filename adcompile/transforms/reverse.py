@@ -30,6 +30,11 @@ from ..passes.activity import active_vars
 from ..rules.vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES, ScatterInto, getitem
 from .scopes import Scopes, check_shared_memory_writes
 
+from ..frontend.indexing import index_params
+
+# Scalar primitives cheap enough to recompute in the backward sweep instead of saving.
+RECOMPUTABLE = {"getitem", "add", "sub", "mul", "div", "neg", "alias", "dim", "size", "to_float",
+                "abs", "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "ne"}
 from ..rules.shape_only import SHAPE_ONLY
 
 
@@ -153,6 +158,8 @@ class ReverseTransform:
         self.adj_values = {}     # single-use temp -> the atom holding its whole cotangent
         self.backward_statements = []
         self.tapes = []
+        self.counted_loop, self.counted_tapes = None, []
+        self.recomputable, self.recomputed_ids = {}, set()
         self.placeholders = []
         self.loop_records = {}
         self.restored = set()    # Vars whose forward values the backward sweep puts back
@@ -188,11 +195,32 @@ class ReverseTransform:
             slot = Var(self.namer.fresh(base + "_saved"), value.type)
             out.append(Assign(slot, "alias", [value], loc=stmt.loc))
             self.saves[key] = ("slot", slot)
+        elif depth == 1 and value.type.ndim == 0 and self.counted_loop is not None:
+            # One push per iteration at most, and the trip count is known on loop entry:
+            # a preallocated array and a stack pointer instead of a growing list.
+            tape = Var(self.namer.fresh("tape_" + base), Type(value.type.dtype, 1))
+            top = Var(self.namer.fresh("top_" + base), Type("i8"))
+            self.counted_tapes.append((tape, top))
+            out.append(SetItem(tape, value, [("int", top)], loc=stmt.loc))
+            out.append(Assign(top, "add", [top, const(1)], loc=stmt.loc))
+            self.saves[key] = ("array", tape, top)
         else:
             tape = Var(self.namer.fresh("tape_" + base), NONE_T)
             self.tapes.append((tape, value.type))
             out.append(Push(tape, value, loc=stmt.loc))
             self.saves[key] = ("tape", tape, value.type)
+
+    def pop_saved(self, saved, b, target):
+        """Emit the restoring of a saved value into ``target`` (the inverse of ``save``)."""
+        if saved[0] == "slot":
+            b.emit("alias", [saved[1]], target=target)
+        elif saved[0] == "tape":
+            b.append(Pop(target, saved[1]))
+        else:
+            _, tape, top = saved
+            b.append(Assign(top, "sub", [top, const(1)], loc=b.loc))
+            params, index_args = index_params(tape.type, [("int", top)])
+            b.emit("getitem", [tape] + index_args, target=target, **params)
 
     @staticmethod
     def region_vars(stmt):
@@ -216,12 +244,8 @@ class ReverseTransform:
             return
         for var in reversed(self.region_vars(stmt)):
             saved = self.saves.get((id(stmt), var, when))
-            if saved is None:
-                continue
-            if saved[0] == "slot":
-                b.emit("alias", [saved[1]], target=var)
-            else:
-                b.append(Pop(var, saved[1]))
+            if saved is not None:
+                self.pop_saved(saved, b, var)
 
     def forward_block(self, block, depth):
         out = []
@@ -230,6 +254,7 @@ class ReverseTransform:
                 target = stmt.target
                 if (target in self.needed and self.scopes.is_overwritten(target, self.fn.params)
                         and not self.first_definition(stmt, target, depth)
+                        and id(stmt) not in self.recomputed_ids
                         and self.read_before(target, stmt)):
                     if not self.defined_before(target, stmt) and target not in self.placeholders:
                         self.placeholders.append(target)
@@ -259,13 +284,22 @@ class ReverseTransform:
                 out.append(If(stmt.cond, self.forward_block(stmt.body, depth),
                               self.forward_block(stmt.orelse, depth), stmt.loc))
             elif isinstance(stmt, For):
+                self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
                 n_saves = len(self.saves)
+                if depth == 0:
+                    self.counted_loop, self.counted_tapes = stmt, []
                 body = self.forward_block(stmt.body, depth + 1)
                 if self.loop_has_backward(stmt, n_saves):
                     out += self.record_for(stmt, depth)
+                if depth == 0:
+                    out += self.allocate_counted_tapes(stmt)
+                    self.counted_loop = None
                 out.append(For(stmt.index, stmt.start, stmt.stop, stmt.step, body, stmt.loc))
             elif isinstance(stmt, While):
+                self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
                 n_saves = len(self.saves)
+                if depth == 0:
+                    self.counted_loop = None
                 body = self.forward_block(stmt.body, depth + 1)
                 if self.loop_has_backward(stmt, n_saves):
                     records = []
@@ -276,6 +310,55 @@ class ReverseTransform:
                 out.append(While(stmt.cond_body, stmt.cond, body, stmt.loc))
             else:
                 out.append(stmt)
+        return out
+
+    def recomputed(self, loop):
+        """Scalar temporaries of ``loop``'s body that are cheaper to recompute at the start of
+        each backward iteration than to save: defined once, directly in the body, by a cheap
+        primitive of constants, the loop index, values the loop never writes, or other such
+        temporaries (``x[i]``, ``-k``)."""
+        key = id(loop)
+        if key not in self.recomputable:
+            written = {v for s in walk(loop.body) for v in s.writes()}
+            index = loop.index if isinstance(loop, For) else None
+            chosen, targets = [], set()
+            for stmt in loop.body:
+                if not (isinstance(stmt, Assign) and stmt.target.is_temp and stmt.target.type.ndim == 0
+                        and stmt.prim in RECOMPUTABLE and not stmt.inplace):
+                    continue
+                info = self.scopes.info.get(stmt.target)
+                if info is None or len(info.defs) != 1:
+                    continue
+                if all(isinstance(a, Const) or a is index or a in targets
+                       or (a not in written and a.type.dtype != "none") for a in stmt.args):
+                    chosen.append(stmt)
+                    targets.add(stmt.target)
+            self.recomputable[key] = chosen
+        return self.recomputable[key]
+
+    def recompute(self, loop, body):
+        """The statements recomputing those of ``loop``'s recomputable temporaries (see
+        ``recomputed``) that the backward ``body`` reads."""
+        wanted = {a for s in walk(body) for a in s.reads() if isinstance(a, Var)}
+        chosen = []
+        for stmt in reversed(self.recomputed(loop)):
+            if stmt.target in wanted:
+                chosen.insert(0, stmt)
+                wanted.update(a for a in stmt.args if isinstance(a, Var))
+        statements = [Assign(s.target, s.prim, list(s.args), dict(s.params), s.loc) for s in chosen]
+        for stmt in statements:
+            for var in value_reads(stmt, self.reshaped):
+                if var in self.primal_vars:
+                    self.read_sites.setdefault(var, set()).add(id(loop))
+        return statements
+
+    def allocate_counted_tapes(self, loop):
+        out = []
+        if self.counted_tapes:
+            n = self.loop_records[id(loop)][0]
+            for tape, top in self.counted_tapes:
+                out.append(Assign(tape, "empty", [n], {"ndim": 1, "dtype": tape.type.dtype}, loop.loc))
+                out.append(Assign(top, "alias", [const(0)], loc=loop.loc))
         return out
 
     def loop_has_backward(self, loop, n_saves_before):
@@ -338,8 +421,9 @@ class ReverseTransform:
         if saved[0] == "slot":
             value = saved[1]
         else:
-            value = Var(self.namer.fresh("_popped"), saved[2], is_temp=True)
-            b.append(Pop(value, saved[1]))
+            type_ = saved[2] if saved[0] == "tape" else saved[1].type.with_ndim(0)
+            value = Var(self.namer.fresh("_popped"), type_, is_temp=True)
+            self.pop_saved(saved, b, value)
         b.append(SetItem(stmt.array, value, stmt.items))
 
     def accumulate(self, b, var, ct, stmt, position):
@@ -533,12 +617,8 @@ class ReverseTransform:
 
     def restore_var(self, stmt, b):
         saved = self.saves.get(id(stmt)) if self.needed is not None else None
-        if saved is None:
-            return
-        if saved[0] == "slot":
-            b.emit("alias", [saved[1]], target=stmt.target)
-        else:
-            b.append(Pop(stmt.target, saved[1]))
+        if saved is not None:
+            self.pop_saved(saved, b, stmt.target)
 
     def backward_setitem(self, stmt, b):
         self.restore_items(stmt, b)
@@ -562,6 +642,7 @@ class ReverseTransform:
         record = self.loop_records.get(id(loop))
         if not body or record is None:
             return
+        body = self.recompute(loop, body) + body
         n, start, step, records = record
         last = b.add(start, b.mul(b.sub(n, const(1)), step))
         b.append(For(loop.index, last, b.sub(start, step), b.neg(step), body, loop.loc))
@@ -574,6 +655,7 @@ class ReverseTransform:
         if not body or record is None:
             return
         counter, records = record
+        body = self.recompute(loop, body) + body
         index = Var(self.namer.fresh("_iteration"), Type("i8"))
         b.append(For(index, const(0), counter, const(1), body, loop.loc))
         for assign in reversed(records):

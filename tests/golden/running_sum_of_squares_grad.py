@@ -5,36 +5,32 @@ from adcompile.runtime import helpers as rt
 
 
 def running_sum_of_squares_grad(x, decay):
-    _t_2 = 0.0
-    _t_3 = 0.0
-    tape__t_2 = rt.new_tape(0.0)
-    tape__t_3 = rt.new_tape(0.0)
-    tape_total = rt.new_tape(0.0)
     # forward
     total = 0.0
     _t = x.shape[0]
     n_i = rt.range_len(0, _t, 1)
+    tape_total = np.empty((n_i,), dtype=np.float64)
+    top_total = 0
     for i in range(_t):
-        rt.push(tape__t_2, _t_2)
         _t_2 = x[i]
-        rt.push(tape__t_3, _t_3)
         _t_3 = x[i]
-        rt.push(tape_total, total)
+        tape_total[top_total] = total
+        top_total = top_total + 1
         total = total * decay + _t_2 * _t_3
     # backward
     btotal = 1.0
     bx = np.zeros_like(x)
     bdecay = 0.0
     for i in range(n_i - 1, -1, -1):
+        _t_2 = x[i]
+        _t_3 = x[i]
         # grad of: total = total * decay + x[i] * x[i]
-        total = tape_total.pop()
+        top_total = top_total - 1
+        total = tape_total[top_total]
         _gtotal = btotal
         btotal = 0.0
-        _t_5 = _gtotal * _t_3
-        _t_3 = tape__t_3.pop()
         bx[i] += _gtotal * _t_2
-        _t_2 = tape__t_2.pop()
-        bx[i] += _t_5
+        bx[i] += _gtotal * _t_3
         btotal += _gtotal * decay
         bdecay += _gtotal * total
     return bx, bdecay
