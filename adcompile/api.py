@@ -48,6 +48,13 @@ def restore_float32(fn_ir, result):
     return np.float32(result)
 
 
+def _fast_key(value):
+    """A cheap key determining an argument's signature entry."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.num, value.ndim
+    return type(value)
+
+
 class _Specialised:
     """Common machinery: per-signature IR, source and compiled callable."""
 
@@ -55,7 +62,24 @@ class _Specialised:
 
     def __init__(self):
         self._specs = {}
+        self._plans = {}
+        self._fast_plans = {}  # the same plans, keyed by what a call can see cheaply
         self._last_signature = None
+
+    def plan(self, sig):
+        """(compiled callable, hidden arguments, result finisher) for a signature, cached so
+        that a call costs one dict lookup on top of the compiled code."""
+        plan = self._plans.get(sig)
+        if plan is None:
+            fn_ir, _, compiled = self.specialization(sig)
+            hidden = tuple(getattr(self.primal_ir(sig), "hidden_values", ()))
+            plan = self._plans[sig] = (compiled, hidden, self.finisher(sig, fn_ir))
+        self._last_signature = sig
+        return plan
+
+    def finisher(self, sig, fn_ir):
+        needs_float32 = any(atom.type.dtype == "f4" and atom.type.ndim == 0 for atom in fn_ir.results)
+        return (lambda result: restore_float32(fn_ir, result)) if needs_float32 else (lambda result: result)
 
     def signature(self, args):
         return signature_of(args, self.name)
@@ -81,12 +105,15 @@ class _Specialised:
                             f"adcompile.source(fn, *args)")
         return self.specialization(sig)[1]
 
-    def run(self, args):
-        self.check_arity(args)
-        sig = self.signature(args)
-        fn_ir, _, compiled = self.specialization(sig)
-        hidden = getattr(self.primal_ir(sig), "hidden_values", [])
-        return fn_ir, restore_float32(fn_ir, compiled(*args, *hidden))
+    def run(self, args, extra=()):
+        """The finished result of calling the compiled code on ``args`` (and ``extra``)."""
+        key = tuple(map(_fast_key, args))
+        plan = self._fast_plans.get(key)
+        if plan is None:
+            self.check_arity(args)
+            plan = self._fast_plans[key] = self.plan(self.signature(args))
+        compiled, hidden, finish = plan
+        return finish(compiled(*args, *hidden, *extra))
 
 
 class CompiledFunction(_Specialised):
@@ -124,8 +151,7 @@ class CompiledFunction(_Specialised):
     ir = primal_ir
 
     def __call__(self, *args):
-        fn_ir, result = self.run(args)
-        return result
+        return self.run(args)
 
     def user_returns_tuple(self, sig):
         return self.primal_ir(sig).returns_tuple
@@ -268,12 +294,28 @@ class DerivedFunction(_Specialised):
         values = values if base_ir.returns_tuple else values[0]
         return values, grads
 
+    def finisher(self, sig, fn_ir):
+        restore = super().finisher(sig, fn_ir)
+        if self.kind not in ("grad", "value_and_grad"):
+            return restore
+
+        n_wrt = len(self.resolved_wrt(sig))
+        single_value = self.kind == "value_and_grad" and not self.base.ir(sig).returns_tuple
+
+        def finish(result):
+            result = restore(result)
+            grads = tuple(result[len(result) - n_wrt:])
+            grads = grads if self.wrt_is_tuple else grads[0]
+            if self.kind == "grad":
+                return grads
+            values = tuple(result[:len(result) - n_wrt])
+            return (values[0] if single_value else values), grads
+        return finish
+
     def __call__(self, *args):
         if self.kind == "value_and_grad" and isinstance(self.base, DerivedFunction):
             return self.base(*args), DerivedFunction(self.base, "grad", self.wrt_arg())(*args)
-        fn_ir, result = self.run(args)
-        values, grads = self.split(self.signature(args), result)
-        return grads if self.kind == "grad" else (values, grads)
+        return self.run(args)
 
     def user_returns_tuple(self, sig):
         """Whether calling this function returns a tuple (else a single value)."""
@@ -286,11 +328,7 @@ class DerivedFunction(_Specialised):
 
     def call_with_extra(self, args, extra):
         """Run with cotangents (vjp) or tangents (jvp) appended after the arguments."""
-        self.check_arity(args)
-        sig = self.signature(args)
-        fn_ir, _, compiled = self.specialization(sig)
-        hidden = getattr(self.primal_ir(sig), "hidden_values", [])
-        return restore_float32(fn_ir, compiled(*args, *hidden, *extra))
+        return self.run(args, extra)
 
     def __repr__(self):
         return f"<adcompile {self.name}>"
