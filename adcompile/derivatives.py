@@ -8,11 +8,6 @@ import numpy as np
 
 from .api import DerivedFunction, as_compiled, wrt_indices
 from .errors import CallError
-from .ir.types import type_of_value
-
-
-def _float_positions(args):
-    return [k for k, a in enumerate(args) if (type_of_value(a) is not None and type_of_value(a).is_float)]
 
 
 def _as_tuple(value):
@@ -25,6 +20,15 @@ def _tangent_like(t, x, name):
         raise CallError(f"the tangent for '{name}' has shape {np.shape(t)} but the argument has shape "
                         f"{np.shape(x)}")
     return t
+
+
+def _unit_tensors(shape, dtype):
+    """The standard basis of arrays of ``shape`` (a scalar shape gives the number 1.0)."""
+    size = int(np.prod(shape))
+    for k in range(size):
+        e = np.zeros(size, dtype=dtype)
+        e[k] = 1.0
+        yield e.reshape(shape) if shape else 1.0
 
 
 def jvp(f, primals, tangents):
@@ -77,15 +81,9 @@ def hessian(f, wrt=0):
     def hessian_fn(*args):
         x = args[index]
         shape = np.shape(x)
-        size = int(np.prod(shape))
         dtype = x.dtype if isinstance(x, np.ndarray) else np.float64
-        out = np.empty((size,) + shape, dtype=dtype)
-        for k in range(size):
-            e = np.zeros(size, dtype=dtype)
-            e[k] = 1.0
-            tangent = e.reshape(shape) if shape else 1.0
-            result = column.call_with_extra(args, (tangent,))
-            out[k] = result[-1]
+        columns = [column.call_with_extra(args, (e,))[-1] for e in _unit_tensors(shape, dtype)]
+        out = np.stack(columns).astype(dtype, copy=False)
         return out.reshape(shape + shape) if shape else float(out[0])
 
     hessian_fn.derived = column
@@ -114,20 +112,12 @@ def jacobian(f, wrt=0, mode="rev"):
         in_shape, out_shape = np.shape(x), np.shape(out)
         dtype = np.result_type(out, x) if isinstance(x, np.ndarray) else np.float64
         if use_forward:
-            columns = []
-            for k in range(int(np.prod(in_shape))):
-                e = np.zeros(int(np.prod(in_shape)), dtype=dtype)
-                e[k] = 1.0
-                result = derived.call_with_extra(args, (e.reshape(in_shape) if in_shape else 1.0,))
-                columns.append(np.reshape(result[-1], -1))
+            columns = [np.reshape(derived.call_with_extra(args, (e,))[-1], -1)
+                       for e in _unit_tensors(in_shape, dtype)]
             matrix = np.stack(columns, axis=1) if columns else np.zeros((int(np.prod(out_shape)), 0))
         else:
-            rows = []
-            for k in range(int(np.prod(out_shape))):
-                e = np.zeros(int(np.prod(out_shape)), dtype=dtype)
-                e[k] = 1.0
-                result = derived.call_with_extra(args, (e.reshape(out_shape) if out_shape else 1.0,))
-                rows.append(np.reshape(result[-1], -1))
+            rows = [np.reshape(derived.call_with_extra(args, (e,))[-1], -1)
+                    for e in _unit_tensors(out_shape, dtype)]
             matrix = np.stack(rows, axis=0)
         return matrix.reshape(out_shape + in_shape)
 
@@ -135,4 +125,4 @@ def jacobian(f, wrt=0, mode="rev"):
     return jacobian_fn
 
 
-__all__ = ["jvp", "hvp", "hessian", "jacobian", "_float_positions"]
+__all__ = ["jvp", "hvp", "hessian", "jacobian"]

@@ -53,8 +53,7 @@ def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise
     compiled = as_compiled(f)
     args = list(args)
     if wrt is None:
-        wrt = tuple(k for k, a in enumerate(args)
-                    if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
+        wrt = _float_args(args)
     wrt_tuple = wrt if isinstance(wrt, tuple) else (wrt,)
     grads = grad(compiled, wrt=wrt_tuple)(*args)
     names = compiled.param_names

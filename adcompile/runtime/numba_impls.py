@@ -208,6 +208,20 @@ def _ol_unbroadcast(g, x):
     return impl
 
 
+@njit(cache=True)
+def _aligned_shapes(big_shape, small_shape):
+    """Both shapes as int arrays of the bigger one's length, the smaller padded with leading
+    ones (numpy's broadcasting alignment)."""
+    nd, lead = len(big_shape), len(big_shape) - len(small_shape)
+    big = np.empty(nd, np.int64)
+    small = np.ones(nd, np.int64)
+    for d in range(nd):
+        big[d] = big_shape[d]
+    for d in range(nd - lead):
+        small[lead + d] = small_shape[d]
+    return big, small
+
+
 def _unbroadcast_general(g, x):
     raise NotImplementedError  # only used from numba
 
@@ -215,16 +229,9 @@ def _unbroadcast_general(g, x):
 @overload(_unbroadcast_general, jit_options=_OPTS)
 def _ol_unbroadcast_general(g, x):
     dt = _np_dtype(g)
-    nd = g.ndim
-    lead = nd - x.ndim
 
     def impl(g, x):
-        big = np.empty(nd, np.int64)
-        small = np.ones(nd, np.int64)
-        for d in range(nd):
-            big[d] = g.shape[d]
-        for d in range(nd - lead):
-            small[lead + d] = x.shape[d]
+        big, small = _aligned_shapes(g.shape, x.shape)
         out = np.zeros(x.size, dt)
         gc = np.ascontiguousarray(g)
         _sum_into(gc.reshape(gc.size), big, small, out)
@@ -246,16 +253,9 @@ def _ol_broadcast_to_shape(g, x):
     if not _is_array(g) or g.ndim > x.ndim:
         return _fail("broadcast_to_shape", g, x)
     dt = _np_dtype(g)
-    nd = x.ndim
-    lead = nd - g.ndim
 
     def impl(g, x):
-        big = np.empty(nd, np.int64)
-        small = np.ones(nd, np.int64)
-        for d in range(nd):
-            big[d] = x.shape[d]
-        for d in range(nd - lead):
-            small[lead + d] = g.shape[d]
+        big, small = _aligned_shapes(x.shape, g.shape)
         out = np.empty(x.size, dt)
         gc = np.ascontiguousarray(g)
         _broadcast_into(gc.reshape(gc.size), big, small, out)
