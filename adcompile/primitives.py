@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .errors import TypeMismatchError
-from .ir.types import B1, BOOL, F8, FLOAT64, I8, INT64, NONE_T, Type, promote_dtypes, to_float
+from .ir.types import BOOL, F8, FLOAT64, I8, INT64, NONE_T, Type, promote_dtypes, to_float
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,6 @@ may be None), ``('none',)`` or ``('array', a)`` where the letters are IR atoms. 
 ``SetItem`` holds the items with the atoms themselves.
 """
 from ..errors import TypeMismatchError
-from ..ir.nodes import Const, Var
-
-
-def atoms_of(items):
-    out = []
-    for item in items:
-        out += [a for a in item[1:] if a is not None]
-    return out
 
 
 def result_ndim(x_type, items):
@@ -62,9 +54,3 @@ def index_text(positioned, name=lambda p: f"_{p}"):
         return texts[0]
     return ", ".join(texts) if texts else "()"
 
-
-def is_basic(items):
-    return all(item[0] != "array" for item in items)
-
-
-__all__ = ["Const", "Var", "atoms_of", "index_params", "items_with_atoms", "index_text", "is_basic"]

@@ -5,7 +5,7 @@ so every value gets its type from the primitive table in one place.
 """
 from .. import primitives
 from .nodes import Assign, Const, Var
-from .types import B1, F4, F8, I8, Type
+from .types import B1, F8, I8
 
 
 def const(value, type_=None):
@@ -125,6 +125,3 @@ def _is_zero(atom):
 
 def _is_one(atom):
     return isinstance(atom, Const) and not isinstance(atom.value, bool) and atom.value == 1
-
-
-__all__ = ["Builder", "Namer", "const", "F8", "F4", "I8", "Type"]

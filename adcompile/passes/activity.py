@@ -10,7 +10,7 @@ flow-insensitive, so it is a sound over-approximation across loops and branches.
     return x * c       # x useful; c useful but not varied -> c inactive
 """
 from ..rules.shape_only import value_args
-from ..ir.nodes import AccumItem, Assign, CustomCall, Pop, Push, SetItem, Var, walk
+from ..ir.nodes import Assign, CustomCall, Pop, Push, SetItem, Var, walk
 
 
 def _differentiable(stmt, non_differentiable):
@@ -59,6 +59,3 @@ def active_vars(block, inputs, outputs, non_differentiable):
     varied = _closure([v for v in inputs if v.type.is_float], forward)
     useful = _closure([v for v in outputs if isinstance(v, Var) and v.type.is_float], backward)
     return varied & useful
-
-
-__all__ = ["active_vars", "AccumItem"]

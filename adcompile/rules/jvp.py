@@ -77,7 +77,7 @@ def _bilinear(b, tangents, out, args, params, prim):
 
 
 def _weighted_reduction(b, tangents, out, args, params, prim):
-    x, dx = args[0], tangents[0]
+    dx = tangents[0]
     ones = b.call("ones_like", out) if out.type.ndim else const(1.0)
     weights = VJP_RULES[prim](b, ones, out, args, params, [True])[0]
     product = b.mul(weights, dx)

@@ -15,7 +15,6 @@ from ..errors import NoDerivativeRuleError, located
 from ..ir.builder import Builder
 from ..ir.nodes import (AccumItem, Assign, Comment, CustomCall, For, Function, If, Pop, Push, SetItem,
                         Var, While, walk)
-from ..ir.types import NONE_T
 from ..passes.activity import active_vars
 from ..rules.jvp import jvp_rule
 from ..rules.vjp import NON_DIFFERENTIABLE
@@ -74,8 +73,7 @@ class ForwardTransform:
             if stmt.array in self.active:
                 t = self.tangent_of(stmt.value)
                 if t is None:
-                    b = Builder(self.namer, out, stmt.loc)
-                    t = b.call("zeros_like", stmt.value) if stmt.value.type.ndim else b.call("zeros_like", stmt.value)
+                    t = Builder(self.namer, out, stmt.loc).call("zeros_like", stmt.value)
                 out.append(SetItem(self.tangent(stmt.array), t, stmt.items, stmt.loc))
         elif isinstance(stmt, Push):
             out.append(stmt)
@@ -155,8 +153,7 @@ class ForwardTransform:
         if isinstance(last, Assign) and last.target is tangent and tangent.is_temp:
             last.target = self.tangent(target)
         else:
-            out.append(Assign(self.tangent(target), "copy" if tangent.type.ndim and False else "alias",
-                              [tangent], loc=stmt.loc))
+            out.append(Assign(self.tangent(target), "alias", [tangent], loc=stmt.loc))
 
 
 def forward(fn, wrt, namer):
@@ -165,4 +162,4 @@ def forward(fn, wrt, namer):
     return ForwardTransform(fn, wrt, namer).run()
 
 
-__all__ = ["forward", "NONE_T"]
+__all__ = ["forward"]
