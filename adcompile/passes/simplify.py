@@ -72,6 +72,14 @@ def _rewrite(stmt, definitions):
         inner = definitions.get(args[0])
         if inner is not None and inner.prim == "neg" and same_type(inner.args[0]):
             return "alias", [inner.args[0]]
+        if inner is not None and inner.prim in ("mul", "div") and args[0].is_temp:
+            # -((-a) * b) -> a * b, the double negation that chained rules produce
+            for k, operand in enumerate(inner.args):
+                negated = definitions.get(operand) if isinstance(operand, Var) and operand.is_temp else None
+                if negated is not None and negated.prim == "neg":
+                    new_args = list(inner.args)
+                    new_args[k] = negated.args[0]
+                    return inner.prim, new_args
     return None
 
 
