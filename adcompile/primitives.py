@@ -132,6 +132,7 @@ define("round", float_of_first, lambda t, p: "np.round(_0, {decimals})" if p.get
 define("maximum", elementwise(), "np.maximum(_0, _1)")
 define("minimum", elementwise(), "np.minimum(_0, _1)")
 define("arctan2", elementwise(float_result=True), "np.arctan2(_0, _1)")
+define("logaddexp", elementwise(float_result=True), "np.logaddexp(_0, _1)")
 define("where", lambda t, p, c=None: elementwise()(t[1:], p, (c or [False] * 3)[1:]).with_ndim(max(x.ndim for x in t)),
        lambda t, p: "(_1 if _0 else _2)" if max(x.ndim for x in t) == 0 else "np.where(_0, _1, _2)")
 define("clip", same_as_first,

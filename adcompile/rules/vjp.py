@@ -24,7 +24,7 @@ NON_DIFFERENTIABLE = {
     "arange", "linspace", "eye", "placeholder", "new_tape", "range_len",
 }
 
-BROADCASTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "arctan2", "where",
+BROADCASTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "arctan2", "logaddexp", "where",
                 "clip", "mod"}
 
 
@@ -198,6 +198,13 @@ def _extremum_rule(comparison):
 
 VJP_RULES["maximum"] = _extremum_rule("ge")
 VJP_RULES["minimum"] = _extremum_rule("le")
+
+
+@rule("logaddexp")
+def _logaddexp(b, g, out, args, params, active):
+    # d/da log(e^a + e^b) = e^(a - out): a softmax weight, exact where a and b tie
+    return [b.mul(g, b.call("exp", b.sub(a, out))) if is_active else None
+            for a, is_active in zip(args, active)]
 
 
 @rule("arctan2")
