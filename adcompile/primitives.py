@@ -142,6 +142,12 @@ define("clip", same_as_first,
 for _name in ("sum", "prod", "max", "min"):
     define(_name, reduction,
            lambda t, p, _n=_name: f"np.{_n}(_0)" if p.get("axis") is None else f"rt.{_n}_axis(_0, {{axis}})")
+# Index-valued: the position of the largest/smallest element (flat, or along ``axis``), the
+# sorting permutation of a 1-d array. Not differentiable; np.sort is x[argsort(x)].
+for _name in ("argmax", "argmin"):
+    define(_name, lambda t, p, c=None: Type(INT64, 0 if p.get("axis") is None else t[0].ndim - 1),
+           lambda t, p, _n=_name: f"np.{_n}(_0)" if p.get("axis") is None else f"np.{_n}(_0, axis={{axis}})")
+define("argsort", lambda t, p, c=None: Type(INT64, 1), "np.argsort(_0)")
 define("mean", float_reduction,
        lambda t, p: "np.mean(_0)" if p.get("axis") is None else "rt.mean_axis(_0, {axis})")
 

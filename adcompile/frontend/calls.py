@@ -23,19 +23,29 @@ def handler(*names):
     return register
 
 
+def check_supported(tr, func, node, keywords=()):
+    """Report an unsupported library function or keyword before the arguments are translated
+    (they may be constants, like einsum's subscripts string or sort's kind="stable", that would
+    give a less useful error)."""
+    if isinstance(func, FuncRef) and func.name not in HANDLERS:
+        raise tr.error(f"'{func.name.split('.', 1)[1]}' is not supported by adcompile", node,
+                       UnsupportedFunctionError)
+    if isinstance(func, MethodRef) and "method." + func.name not in HANDLERS:
+        raise tr.error(f"the array method '.{func.name}()' is not supported by adcompile", node,
+                       UnsupportedFunctionError)
+    if isinstance(func, (FuncRef, MethodRef)) and keywords:
+        name = func.name if isinstance(func, FuncRef) else "method." + func.name
+        check_arguments(tr, name, [], dict.fromkeys(keywords), node)
+
+
 def call(tr, func, args, kwargs, node):
+    check_supported(tr, func, node)
     if isinstance(func, FuncRef):
         fn = HANDLERS.get(func.name)
-        if fn is None:
-            raise tr.error(f"'{func.name.split('.', 1)[1]}' is not supported by adcompile", node,
-                           UnsupportedFunctionError)
         check_arguments(tr, func.name, args, kwargs, node)
         return fn(tr, args, kwargs, node)
     if isinstance(func, MethodRef):
         fn = HANDLERS.get("method." + func.name)
-        if fn is None:
-            raise tr.error(f"the array method '.{func.name}()' is not supported by adcompile", node,
-                           UnsupportedFunctionError)
         check_arguments(tr, "method." + func.name, [func.receiver] + args, kwargs, node)
         return fn(tr, [func.receiver] + args, kwargs, node)
     if isinstance(func, DTypeRef):
@@ -43,7 +53,7 @@ def call(tr, func, args, kwargs, node):
     if isinstance(func, UserFunction):
         from .inline import inline_call
         return inline_call(tr, func.pyfunc, args, kwargs, node)
-    if hasattr(func, "compile_call"):
+    if hasattr(func, "compile_call"):  # extension values and nested defs (inline.LocalFunction)
         return func.compile_call(tr, args, kwargs, node)
     raise tr.error("this object cannot be called in compiled code", node, UnsupportedFunctionError)
 
@@ -181,10 +191,9 @@ def _hypot(tr, args, kwargs, node):
 
 @handler("np.logaddexp")
 def _logaddexp(tr, args, kwargs, node):
-    a, b = atom(tr, args[0], node), atom(tr, args[1], node)
-    top = tr.emit("maximum", [a, b], node)
-    low = tr.emit("minimum", [a, b], node)
-    return tr.emit("add", [top, tr.emit("log1p", [tr.emit("exp", [tr.emit("sub", [low, top], node)], node)], node)], node)
+    # A primitive of its own: written as max + log1p(exp(min - max)) its derivative would be
+    # wrong where the arguments tie (max and min would both send it to the same argument).
+    return tr.emit("logaddexp", [atom(tr, args[0], node), atom(tr, args[1], node)], node)
 
 
 @handler("np.deg2rad")
@@ -244,6 +253,42 @@ def _builtin_extremum(prim, reduction):
             result = tr.emit(prim, [result, atom(tr, other, node)], node)
         return result
     return fn
+
+
+def _arg_extremum(prim):
+    def fn(tr, args, kwargs, node):
+        x, axis = _take(args, kwargs, ["a", "axis"])
+        x = array_arg(tr, x, node)
+        if axis is None or isinstance(axis, NoneValue) or x.type.ndim == 1:
+            return tr.emit(prim, [x], node)  # numpy: a flat index when no axis is given
+        return tr.emit(prim, [x], node, axis=static_int(tr, axis, node, "axis") % x.type.ndim)
+    return fn
+
+
+for _name in ("argmax", "argmin"):
+    HANDLERS["np." + _name] = HANDLERS["method." + _name] = _arg_extremum(_name)
+
+
+def _sort_permutation(tr, args, kwargs, node, what):
+    x, axis = _take(args, kwargs, ["a", "axis"], {"axis": const(-1)})
+    x = array_arg(tr, x, node)
+    if not isinstance(axis, NoneValue) and x.type.ndim != 1:
+        raise tr.error(f"{what} is supported for 1-d arrays (or axis=None) only", node,
+                       UnsupportedFunctionError)
+    if x.type.ndim != 1:
+        x = tr.emit("ravel", [x], node)
+    return x, tr.emit("argsort", [x], node)
+
+
+@handler("np.argsort")
+def _argsort(tr, args, kwargs, node):
+    return _sort_permutation(tr, args, kwargs, node, "np.argsort")[1]
+
+
+@handler("np.sort")
+def _sort(tr, args, kwargs, node):
+    x, order = _sort_permutation(tr, args, kwargs, node, "np.sort")
+    return tr.getitem(x, [("array", order)], node)  # differentiable: a gather
 
 
 HANDLERS["builtin.min"] = _builtin_extremum("minimum", "min")
@@ -412,6 +457,41 @@ HANDLERS["np.var"] = HANDLERS["method.var"] = _moments(False)
 HANDLERS["np.std"] = HANDLERS["method.std"] = _moments(True)
 
 
+@handler("np.diff")
+def _diff(tr, args, kwargs, node):
+    """First differences along an axis: ``x[1:] - x[:-1]`` there."""
+    x, n, axis = _take(args, kwargs, ["a", "n", "axis"], {"n": const(1), "axis": const(-1)})
+    x = array_arg(tr, x, node)
+    order = static_int(tr, n, node, "n")
+    k = static_int(tr, axis, node, "axis") % x.type.ndim
+    whole = [("slice", None, None, None)] * x.type.ndim
+    for _ in range(order):
+        upper, lower = list(whole), list(whole)
+        upper[k], lower[k] = ("slice", const(1), None, None), ("slice", None, const(-1), None)
+        x = tr.emit("sub", [tr.getitem(x, upper, node), tr.getitem(x, lower, node)], node)
+    return x
+
+
+@handler("np.cumprod", "method.cumprod")
+def _cumprod(tr, args, kwargs, node):
+    from . import python_impls
+    from .inline import inline_call
+    x, axis = _take(args, kwargs, ["a", "axis"])
+    if axis is not None and not isinstance(axis, NoneValue):
+        raise tr.error("cumprod with an axis is not supported yet (flattened cumprod only)", node,
+                       UnsupportedFunctionError)
+    return inline_call(tr, python_impls.cumprod, [array_arg(tr, x, node)], {}, node)
+
+
+@handler("np.polyval")
+def _polyval(tr, args, kwargs, node):
+    from . import python_impls
+    from .inline import inline_call
+    p, x = _take(args, kwargs, ["p", "x"])
+    return inline_call(tr, python_impls.polyval, [array_arg(tr, p, node, "coefficient argument"),
+                                                  atom(tr, x, node)], {}, node)
+
+
 @handler("np.cumsum", "method.cumsum")
 def _cumsum(tr, args, kwargs, node):
     x, axis = _take(args, kwargs, ["a", "axis"])
@@ -424,11 +504,19 @@ def _cumsum(tr, args, kwargs, node):
 @handler("np.linalg.norm")
 def _norm(tr, args, kwargs, node):
     x, ord_, axis, keepdims = _take(args, kwargs, ["x", "ord", "axis", "keepdims"])
-    if ord_ is not None and not isinstance(ord_, NoneValue):
-        raise tr.error("np.linalg.norm supports the default 2-norm / Frobenius norm only", node,
-                       UnsupportedFunctionError)
     x = atom(tr, x, node)
     keep = keepdims is not None and isinstance(keepdims, Const) and bool(keepdims.value)
+    if ord_ is not None and not isinstance(ord_, NoneValue):
+        p = ord_.value if isinstance(ord_, Const) else None
+        vectors = x.type.ndim == 1 or (isinstance(axis, Const) and not isinstance(axis, TupleValue))
+        if not vectors or p not in (1, 2, float("inf"), -float("inf")):
+            raise tr.error("np.linalg.norm supports ord=1, 2, inf, -inf of vectors (a 1-d array or "
+                           "an int axis) and the default 2-norm / Frobenius norm", node,
+                           UnsupportedFunctionError)
+        if p != 2:  # sum, largest or smallest of the absolute values
+            reduction = "sum" if p == 1 else ("max" if p > 0 else "min")
+            return _reduce(tr, reduction, tr.emit("abs", [x], node), axis if vectors and x.type.ndim > 1
+                           else None, keep, node)
     if x.type.ndim == 0:
         return tr.emit("abs", [x], node)
     if axis is not None and not isinstance(axis, NoneValue):
@@ -470,6 +558,27 @@ def _outer(tr, args, kwargs, node):
     a, b = (atom(tr, v, node) for v in args[:2])
     flat = [tr.emit("ravel", [v], node) if v.type.ndim != 1 else v for v in (a, b)]
     return tr.emit("outer", flat, node)
+
+
+@handler("np.cross")
+def _cross(tr, args, kwargs, node):
+    """Cross product of 3-vectors (or of rows of 3-vectors, broadcast), from their components."""
+    a, b = (array_arg(tr, v, node) for v in args[:2])
+    if a.type.ndim > 2 or b.type.ndim > 2:
+        raise tr.error("np.cross is supported for 3-vectors and 2-d arrays of them", node,
+                       UnsupportedFunctionError)
+
+    def part(x, k):
+        return tr.getitem(x, [("slice", None, None, None)] * (x.type.ndim - 1) + [("int", const(k))], node)
+
+    def component(i, j):
+        return tr.emit("sub", [tr.emit("mul", [part(a, i), part(b, j)], node),
+                               tr.emit("mul", [part(a, j), part(b, i)], node)], node)
+
+    parts = [component(1, 2), component(2, 0), component(0, 1)]
+    if parts[0].type.ndim == 0:
+        return tr.emit("concatenate", [tr.emit("expand_axis", [c], node, axis=0) for c in parts], node, axis=0)
+    return tr.emit("stack", parts, node, axis=1)
 
 
 @handler("np.transpose", "method.transpose")
@@ -652,7 +761,9 @@ def _eye(tr, args, kwargs, node):
 def _sequence(tr, value, node):
     if not isinstance(value, TupleValue):
         raise tr.error("expected a tuple or list of arrays", node, TypeMismatchError)
-    return [atom(tr, v, node) for v in value.items]
+    # an item written as a list (np.concatenate([x, [1.0, y]])) is an array, as in numpy
+    return [_array_of_sequence(tr, v, node) if isinstance(v, TupleValue) else atom(tr, v, node)
+            for v in value.items]
 
 
 @handler("np.concatenate")
@@ -688,18 +799,23 @@ def _vstack(tr, args, kwargs, node):
 def _array(tr, args, kwargs, node):
     value, dtype = _take(args, kwargs, ["object", "dtype"])
     if isinstance(value, TupleValue):
-        items = [atom(tr, v, node) for v in value.items]
-        if all(i.type.ndim == 0 for i in items):
-            items = [tr.emit("expand_axis", [i], node, axis=0) for i in items]
-            result = tr.emit("concatenate", items, node, axis=0)
-        else:
-            result = tr.emit("stack", items, node, axis=0)
+        result = _array_of_sequence(tr, value, node)
     else:
         result = atom(tr, value, node)
         result = tr.emit("copy", [result], node) if result.type.ndim else result
     if dtype is not None and not isinstance(dtype, NoneValue):
         result = cast(tr, result, _dtype_of(tr, dtype, node), node)
     return result
+
+
+def _array_of_sequence(tr, value, node):
+    """``np.array([...])`` of scalars, arrays or nested lists (``[[c, -s], [s, c]]``)."""
+    items = [_array_of_sequence(tr, v, node) if isinstance(v, TupleValue) else atom(tr, v, node)
+             for v in value.items]
+    if all(i.type.ndim == 0 for i in items):
+        items = [tr.emit("expand_axis", [i], node, axis=0) for i in items]
+        return tr.emit("concatenate", items, node, axis=0)
+    return tr.emit("stack", items, node, axis=0)
 
 
 # ------------------------------------------------------------------ attributes
@@ -743,11 +859,15 @@ _ACCEPTS = {
     "builtin.round": (2, ("ndigits",)), "builtin.sum": (1, ()),
     **{p + n: _REDUCTION for p in ("np.", "method.") for n in ("sum", "mean", "prod", "max", "min")},
     "np.amax": _REDUCTION, "np.amin": _REDUCTION,
+    "np.argmax": (2, ("a", "axis")), "np.argmin": (2, ("a", "axis")),
+    "method.argmax": (2, ("axis",)), "method.argmin": (2, ("axis",)),
+    "np.argsort": (2, ("a", "axis")), "np.sort": (2, ("a", "axis")),
     **{p + n: (2, ("a", "axis", "keepdims", "ddof")) for p in ("np.", "method.") for n in ("var", "std")},
-    "np.cumsum": (2, ("a", "axis")), "method.cumsum": (2, ("axis",)),
+    "np.diff": (3, ("a", "n", "axis")), "np.cumsum": (2, ("a", "axis")), "method.cumsum": (2, ("axis",)),
+    "np.cumprod": (2, ("a", "axis")), "method.cumprod": (2, ("axis",)), "np.polyval": (2, ("p", "x")),
     "np.linalg.norm": (4, ("x", "ord", "axis", "keepdims")),
     "np.matmul": _UFUNC2, "np.dot": _UFUNC2, "method.dot": _UFUNC2, "np.inner": _UFUNC2,
-    "np.vdot": _UFUNC2, "np.outer": _UFUNC2,
+    "np.vdot": _UFUNC2, "np.outer": _UFUNC2, "np.cross": _UFUNC2,
     "np.transpose": (2, ("axes",)), "method.transpose": (None, ("axes",)),
     "np.trace": _UFUNC1, "method.trace": _UFUNC1, "np.diag": _UFUNC1,
     "np.reshape": (2, ("newshape", "shape")), "method.reshape": (None, ("shape",)),

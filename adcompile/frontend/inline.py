@@ -40,25 +40,83 @@ def _assigned_names(fn_node):
     return {n.id for n in ast.walk(fn_node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def inline_call(tr, pyfunc, args, kwargs, node):
-    from .parse import Translator
-    pyfunc = _underlying(pyfunc)
-    stack = getattr(tr, "call_stack", ()) + (tr.pyfunc,)
-    if pyfunc in stack:
-        chain = " -> ".join(f.__name__ for f in stack[stack.index(pyfunc):] + (pyfunc,))
+def _check_recursion(tr, callee, node):
+    stack = getattr(tr, "call_stack", ()) + (getattr(tr, "local_function", None) or tr.pyfunc,)
+    if callee in stack:
+        chain = " -> ".join(f.__name__ for f in stack[stack.index(callee):] + (callee,))
         raise tr.error(f"recursive call ({chain}): adcompile inlines the functions a compiled "
                        "function calls, so recursion is not supported; write it as a loop", node,
                        UnsupportedSyntaxError)
+    return stack
+
+
+def inline_call(tr, pyfunc, args, kwargs, node):
+    from .parse import Translator
+    pyfunc = _underlying(pyfunc)
+    stack = _check_recursion(tr, pyfunc, node)
     values = bind_arguments(tr, pyfunc, args, kwargs, node)
     callee = Translator.__new__(Translator)
     Translator.__init__(callee, pyfunc, [], namer=tr.namer, hints=tr.hints)
+    return _inline(tr, callee, stack, values, {})
+
+
+class LocalFunction:
+    """A ``def`` nested in a compiled function: inlined where it is called, reading the
+    enclosing function's variables as they are at the call (Python's late binding)."""
+
+    def __init__(self, def_node, definer, defaults):
+        self.node = def_node
+        self.__name__ = def_node.name
+        self.definer = definer
+        self.defaults = defaults
+
+    def bind(self, tr, args, kwargs, node):
+        names = [a.arg for a in self.node.args.args]
+        if len(args) > len(names):
+            raise tr.error(f"{self.__name__}() takes {len(names)} arguments but {len(args)} were given",
+                           node, AdCompileError)
+        values = dict(zip(names[len(names) - len(self.defaults):], self.defaults))
+        values.update(zip(names, args))
+        for name, value in kwargs.items():
+            if name not in names or name in names[:len(args)]:
+                raise tr.error(f"bad keyword argument '{name}' in call to {self.__name__}()", node,
+                               AdCompileError)
+            values[name] = value
+        missing = [n for n in names if n not in values]
+        if missing:
+            raise tr.error(f"{self.__name__}() is missing argument(s): {', '.join(missing)}", node,
+                           AdCompileError)
+        return values
+
+    def compile_call(self, tr, args, kwargs, node):
+        import copy
+        from .lowering import lower_jumps
+        from .parse import Translator
+        stack = _check_recursion(tr, self, node)
+        values = self.bind(tr, args, kwargs, node)
+        definer = self.definer
+        callee = Translator.__new__(Translator)
+        Translator.__init__(callee, definer.pyfunc, [], namer=tr.namer, hints=tr.hints)
+        callee.src = copy.copy(definer.src)
+        callee.src.node = lower_jumps(self.node)
+        callee.jump_flags = getattr(self.node, "jump_flags", set())
+        callee.scope_globals = definer.scope_globals
+        callee.local_function = self
+        local = _assigned_names(self.node) | set(values)
+        enclosing = {name: value for name, value in definer.env.items() if name not in local}
+        return _inline(tr, callee, stack, values, enclosing)
+
+
+def _inline(tr, callee, stack, values, enclosing):
+    """Translate ``callee``'s body into ``tr``'s current block with its parameters bound to
+    ``values`` (and free names to ``enclosing``); its return value is the call's value."""
     callee.hidden_params = tr.hidden_params
     callee.call_stack = stack
     callee.depth = callee.base_depth = tr.depth
     callee.block = tr.block
     callee.builder = Builder(tr.namer, tr.block, tr.loc)
     callee.results = None
-    callee.env = {}
+    callee.env = dict(enclosing)
     rebound = _assigned_names(callee.src.node)
     for name, value in values.items():
         # A parameter the callee assigns to gets its own variable; one it only reads (or

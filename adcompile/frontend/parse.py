@@ -25,7 +25,7 @@ from .values import (NONE, EnumerateValue, MethodRef, NoneValue, RangeValue, Rev
 
 _UNSUPPORTED_STATEMENTS = {
     ast.Try: "try/except", ast.With: "with", ast.AsyncWith: "async with", ast.Global: "global",
-    ast.Nonlocal: "nonlocal", ast.ClassDef: "class definitions", ast.FunctionDef: "nested def",
+    ast.Nonlocal: "nonlocal", ast.ClassDef: "class definitions",
     ast.AsyncFunctionDef: "nested async def", ast.Delete: "del", ast.Raise: "raise",
     ast.Import: "import", ast.ImportFrom: "import", ast.AsyncFor: "async for",
 }
@@ -167,6 +167,17 @@ class Translator:
         else:
             self.results = ([self.as_atom(value, node)], False)
 
+    def stmt_FunctionDef(self, node):
+        from .inline import LocalFunction
+        if node.decorator_list:
+            raise self.error("decorated nested def is not supported", node, UnsupportedSyntaxError)
+        args = node.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            raise self.error("star-args, keyword-only and positional-only parameters are not supported",
+                             node, UnsupportedSyntaxError)
+        defaults = [self.expr(d) for d in args.defaults]  # evaluated at def time, as in Python
+        self.env[node.name] = LocalFunction(node, self, defaults)
+
     def stmt_Assign(self, node):
         value = self.expr(node.value)
         for target in node.targets:
@@ -187,6 +198,12 @@ class Translator:
         elif isinstance(node.target, ast.Subscript):
             array = self.expr(node.target.value)
             items = self.index_items(array, node.target.slice)
+            if any(item[0] == "mask" for item in items):  # x[mask] += v: x = where(mask, x + v, x)
+                operand = self.as_atom(self.expr(node.value), node)
+                self.check_mask(array, items, operand.type.ndim == 0, node)
+                value = self.as_atom(self.binop(op, array, operand, node), node)
+                self.block.append(SetItem(array, *self.masked_update(array, items[0][1], value), self.loc))
+                return
             current = self.getitem(array, items, node)
             value = self.binop(op, current, self.expr(node.value), node)
             self.setitem(array, items, value, node)
@@ -337,6 +354,22 @@ class Translator:
         if isinstance(target, ast.Name):
             self.bind(target.id, value, node)
         elif isinstance(target, (ast.Tuple, ast.List)):
+            starred = [k for k, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+            if len(starred) == 1 and isinstance(value, TupleValue):  # n, *rest = x.shape
+                k, n_after = starred[0], len(target.elts) - starred[0] - 1
+                if len(value.items) < len(target.elts) - 1:
+                    raise self.error(f"not enough values to unpack into {len(target.elts)} names", node,
+                                     TypeMismatchError)
+                items, stop = list(value.items), len(value.items) - n_after
+                value = TupleValue(items[:k] + [TupleValue(items[k:stop])] + items[stop:])
+                target = ast.Tuple(target.elts[:k] + [target.elts[k].value] + target.elts[k + 1:], ast.Store())
+            if isinstance(value, Var) and value.type.ndim > 0 and not starred:
+                # a, b = p: the rows of p; the reshape to length 2 fails at run time, as
+                # unpacking does, if p has another length
+                n = len(target.elts)
+                rest = [self.builder.call("dim", value, axis=k) for k in range(1, value.type.ndim)]
+                rows = self.builder.call("reshape", value, const(n), *rest)
+                value = TupleValue([self.getitem(rows, [("int", const(k))], node) for k in range(n)])
             if not isinstance(value, TupleValue) or len(value.items) != len(target.elts):
                 raise self.error("cannot unpack this value into "
                                  f"{len(target.elts)} names", node, TypeMismatchError)
@@ -422,7 +455,30 @@ class Translator:
         if not (isinstance(array, Var) and array.type.ndim > 0):
             raise self.error("only arrays support item assignment", node, TypeMismatchError)
         value = self.as_atom(value, node)
+        if any(item[0] == "mask" for item in items):
+            self.check_mask(array, items, value.type.ndim == 0, node)
+            value, items = self.masked_update(array, items[0][1], value)
         self.block.append(SetItem(array, value, items, self.loc))
+
+    def check_mask(self, array, items, value_ok, node):
+        if len(items) != 1 or items[0][1].type.ndim != array.type.ndim or not value_ok:
+            raise self.error("boolean-mask assignment is supported only as x[mask] = scalar (or "
+                             "x[mask] op= scalar) with a mask of x's shape; use np.where", node,
+                             UnsupportedSyntaxError)
+
+    def masked_update(self, array, mask, value):
+        """``x[mask] = v`` as the whole-array update ``x[...] = np.where(mask, v, x)``: it has a
+        fixed shape and a derivative. Returns the SetItem's value and items."""
+        value = self.builder.emit("where", [mask, value, array])
+        if value.type != array.type:
+            value = self.builder.emit("as_dtype", [value], dtype=array.type.dtype)
+        return value, [("slice", None, None, None)] * array.type.ndim
+
+    def reject_mask(self, items, node):
+        if any(item[0] == "mask" for item in items):
+            raise self.error("boolean-mask indexing (x[mask]) gives an array whose length is known only "
+                             "at run time and is not supported; use np.where(mask, x, 0) or "
+                             "x[mask] = scalar", node, UnsupportedSyntaxError)
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node):
@@ -700,6 +756,11 @@ class Translator:
         parts = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
         items = []
         for part in parts:
+            if isinstance(part, ast.Constant) and part.value is Ellipsis:
+                if any(item == ("ellipsis",) for item in items):
+                    raise self.error("an index can only have a single ellipsis ('...')", part, TypeMismatchError)
+                items.append(("ellipsis",))
+                continue
             if isinstance(part, ast.Slice):
                 bounds = []
                 for p in (part.lower, part.upper, part.step):
@@ -718,13 +779,18 @@ class Translator:
             elif isinstance(value, (Var, Const)) and value.type.dtype == "i8":
                 items.append(("array", value) if value.type.ndim else ("int", value))
             elif isinstance(value, (Var, Const)) and value.type.dtype == "b1" and value.type.ndim:
-                raise self.error("boolean-mask indexing is not supported; use np.where", part, UnsupportedSyntaxError)
+                items.append(("mask", value))  # only `x[mask] = scalar` (see masked_update)
             else:
                 raise self.error("array indices must be integers, slices, None or integer arrays", part,
                                  TypeMismatchError)
+        if ("ellipsis",) in items:  # x[..., 0]: as many full slices as the other items leave
+            k = items.index(("ellipsis",))
+            consumed = sum(1 for item in items if item[0] in ("int", "slice", "array", "mask"))
+            items[k:k + 1] = [("slice", None, None, None)] * max(base.type.ndim - consumed, 0)
         return items
 
     def getitem(self, array, items, node):
+        self.reject_mask(items, node)
         try:
             params, index_args = index_params(array.type, items)
         except TypeMismatchError as exc:
@@ -733,6 +799,7 @@ class Translator:
 
     def expr_Call(self, node):
         func = self.expr(node.func)
+        calls.check_supported(self, func, node, [kw.arg for kw in node.keywords if kw.arg is not None])
         args = [self.expr(a) for a in node.args]
         kwargs = {}
         for kw in node.keywords:

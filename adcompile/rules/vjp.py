@@ -21,7 +21,7 @@ VJP_RULES = {}
 NON_DIFFERENTIABLE = {
     "lt", "le", "gt", "ge", "eq", "ne", "not", "and", "or", "sign", "floor", "ceil", "round",
     "floordiv", "dim", "size", "to_int", "zeros", "ones", "empty", "zeros_like", "ones_like",
-    "arange", "linspace", "eye", "placeholder", "new_tape", "range_len",
+    "arange", "linspace", "eye", "placeholder", "new_tape", "range_len", "argmax", "argmin", "argsort",
 }
 
 BROADCASTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "arctan2", "logaddexp", "where",

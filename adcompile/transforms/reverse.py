@@ -630,12 +630,34 @@ class ReverseTransform:
             ct = getitem(b, adj, stmt.items)
             if ct.type.ndim and value.type.ndim:  # a view of adj, which is zeroed below
                 ct = b.call("copy", ct)
+            ct = self.last_writes_only(stmt, ct, b)
             if value.type.ndim == 0 and ct.type.ndim:
                 ct = b.call("sum", ct)
             elif ct.type.ndim:
                 ct = b.call("unbroadcast", ct, value)
             self.accumulate(b, value, ct, None, None)
         b.append(SetItem(adj, const(0.0), stmt.items))
+
+    def last_writes_only(self, stmt, ct, b):
+        """``x[idx] = v`` with repeated indices keeps the last write of each element (numpy's
+        rule, also for ``x[idx] += v``): the other elements of ``v`` get no cotangent. The
+        positions that won are found as numpy does it: ``last[idx] = arange(len(idx))``.
+        Handles one 1-d index array; other advanced indices keep the gathered cotangent."""
+        arrays = [k for k, item in enumerate(stmt.items) if item[0] == "array"]
+        if len(arrays) != 1 or stmt.items[arrays[0]][1].type.ndim != 1 or ct.type.ndim == 0:
+            return ct
+        k = arrays[0]
+        idx = stmt.items[k][1]
+        axis = sum(1 for item in stmt.items[:k] if item[0] != "none")
+        order = b.call("arange", b.call("dim", idx, axis=0))
+        last = b.call("full", b.call("dim", stmt.array, axis=axis), const(-1))
+        b.append(SetItem(last, order, [("array", idx)]))
+        mask = b.call("eq", getitem(b, last, [("array", idx)]), order)
+        for _ in range(sum(1 for item in stmt.items[:k] if item[0] in ("slice", "none"))):
+            mask = b.call("expand_axis", mask, axis=0)
+        while mask.type.ndim < ct.type.ndim:
+            mask = b.call("expand_axis", mask, axis=mask.type.ndim)
+        return b.call("where", mask, ct, b.call("zeros_like", ct))
 
     def backward_for(self, loop, b, path, depth):
         body = self.backward_block(loop.body, path + ((id(loop), 0),), depth + 1)

@@ -12,7 +12,7 @@ semantics would miss:
     y = x            # or y = x[1:], for row in X, y = x.T ...
     y[0] = 1.0       # AdCompileError: 'y' may share memory with 'x'
 """
-from ..ir.nodes import For, Var, While
+from ..ir.nodes import Assign, For, Var, While
 
 
 class VarInfo:
@@ -139,6 +139,7 @@ class _Positions:
 
     def __init__(self, body):
         self.pos, self.loops, self.defs, self.reads, self.ids = {}, {}, {}, {}, {}
+        self.block_of = {}
         self._visit(body, ())
 
     def _visit(self, block, loops):
@@ -147,6 +148,7 @@ class _Positions:
             self.pos[id(stmt)] = k
             self.ids[k] = id(stmt)
             self.loops[id(stmt)] = loops
+            self.block_of[id(stmt)] = id(block)
             for atom in stmt.reads():
                 if isinstance(atom, Var):
                     self.reads.setdefault(atom, []).append(stmt)
@@ -156,16 +158,42 @@ class _Positions:
             for inner in stmt.blocks():
                 self._visit(inner, inner_loops)
 
-    def read_after(self, view, write):
-        """Whether a value of ``view`` made before ``write`` may be read after it: later in
-        the program, or in a later iteration of a loop around both (an approximation that
-        errs on the side of yes)."""
+    def fresh_before(self, array, write, d):
+        """Whether ``array`` gets a new array (not a view) between position ``d`` and
+        ``write``: by a statement of ``write``'s own block before it, and not before ``d``
+        when ``d`` is between them too. A view made at ``d`` then is not of the memory written."""
+        w = self.pos[id(write)]
+        for f in self.defs.get(array, []):
+            f_pos = self.pos[id(f)]
+            if (isinstance(f, Assign) and not _is_view(f) and self.block_of[id(f)] == self.block_of[id(write)]
+                    and f_pos < w and not f_pos < d < w):
+                return True
+        return False
+
+    def sharing_defs(self, view, array, roots, write):
+        """Positions of the definitions of ``view`` that may make it share ``array``'s memory
+        as it is at ``write``."""
+        out = []
+        for d in self.defs.get(view, []):
+            if isinstance(d, Assign):
+                source = d.args[0] if _is_view(d) else None
+                if source is None or array not in roots.get(source, {source}):
+                    continue  # a new array, or a view of other memory
+                if self.fresh_before(array, write, self.pos[id(d)]):
+                    continue
+            out.append(self.pos[id(d)])
+        return out
+
+    def read_after(self, view, write, defs):
+        """Whether a value of ``view`` made before ``write`` (at one of the positions ``defs``)
+        may be read after it: later in the program, or in a later iteration of a loop around
+        both (an approximation that errs on the side of yes)."""
         w = self.pos[id(write)]
         for read in self.reads.get(view, []):
             if read is write and write.value is not view:
                 continue
             r = self.pos[id(read)]
-            for d in (self.pos[id(d)] for d in self.defs.get(view, [])):
+            for d in defs:
                 if d < w < r:
                     return True
                 shared = set(self.loops[id(read)]) & set(self.loops[id(write)])
@@ -201,7 +229,8 @@ def check_shared_memory_writes(fn):
                           f"({array.name} = ....copy()).", stmt.loc)
         positions = positions or _Positions(fn.body)
         for view, its_roots in roots.items():
-            if view is not array and array in its_roots and positions.read_after(view, stmt):
+            if view is not array and array in its_roots and positions.read_after(
+                    view, stmt, positions.sharing_defs(view, array, roots, stmt)):
                 raise located(AdCompileError,
                               f"cannot differentiate the in-place write into '{array.name}': "
                               f"'{view.name}', which shares its memory, is used after the write. "
