@@ -4,6 +4,9 @@ Every gradient is compared with finite differences (``adcompile.gradcheck`` or c
 differences here). Most cases run the generated Python (fast); a representative subset also
 runs through numba.
 """
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -15,57 +18,17 @@ BACKENDS = ["python", "numba"]
 
 
 # ---------------------------------------------------------------- the tutorial's Functions
-class LinearFunction(Function):
-    @staticmethod
-    def forward(ctx, input, weight, bias=None):
-        ctx.save_for_backward(input, weight, bias)
-        output = input @ weight.T
-        if bias is not None:
-            output += bias[None, :]
-        return output
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        input, weight, bias = ctx.saved_tensors
-        grad_input = grad_weight = grad_bias = None
-        if ctx.needs_input_grad[0]:
-            grad_input = grad_output @ weight
-        if ctx.needs_input_grad[1]:
-            grad_weight = grad_output.T @ input
-        if bias is not None and ctx.needs_input_grad[2]:
-            grad_bias = grad_output.sum(0)
-        return grad_input, grad_weight, grad_bias
+# LinearFunction, MulConstant and the Linear module exactly as ported in the example.
+def _load_example():
+    path = Path(__file__).resolve().parents[1] / "examples" / "custom_function.py"
+    spec = importlib.util.spec_from_file_location("example_custom_function", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-class MulConstant(Function):
-    @staticmethod
-    def forward(ctx, tensor, constant):
-        ctx.constant = constant
-        return tensor * constant
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * ctx.constant, None
-
-
-class Linear:
-    """The tutorial's ``nn.Module`` Linear, with numpy arrays for parameters."""
-
-    def __init__(self, input_features, output_features, bias=True, seed=0):
-        rng = np.random.default_rng(seed)
-        self.input_features = input_features
-        self.output_features = output_features
-        self.weight = rng.uniform(-0.1, 0.1, (output_features, input_features))
-        self.bias = rng.uniform(-0.1, 0.1, output_features) if bias else None
-
-    def forward(self, input):
-        return LinearFunction.apply(input, self.weight, self.bias)
-
-    __call__ = forward
-
-    def extra_repr(self):
-        return (f"in_features={self.input_features}, out_features={self.output_features}, "
-                f"bias={self.bias is not None}")
+_EXAMPLE = _load_example()
+LinearFunction, MulConstant, Linear = _EXAMPLE.LinearFunction, _EXAMPLE.MulConstant, _EXAMPLE.Linear
 
 
 def _data(seed=0):
