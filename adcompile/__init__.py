@@ -6,13 +6,14 @@
     print(adcompile.source(g))     # readable generated Python
 """
 from .api import compile, grad, source, value_and_grad, vjp
+from .backend.cache_folder import clear_cache
 from .derivatives import hessian, hvp, jacobian, jvp
 from . import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
 from .errors import AdCompileError
 from .testing import gradcheck, gradgradcheck
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "source",
-           "AdCompileError", "gradcheck", "gradgradcheck"]
+           "AdCompileError", "gradcheck", "gradgradcheck", "clear_cache"]
 __version__ = "0.1.0"
 from .function import Function, once_differentiable  # noqa: E402
 

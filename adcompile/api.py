@@ -6,6 +6,7 @@ of another function (its gradient, its vjp). Both are specialised per argument s
 turned into source, and compiled by the backend. Nothing is compiled before the first call.
 """
 import inspect
+import threading
 
 import numpy as np
 
@@ -65,15 +66,19 @@ class _Specialised:
         self._plans = {}
         self._fast_plans = {}  # the same plans, keyed by what a call can see cheaply
         self._last_signature = None
+        self._lock = threading.RLock()  # first calls from several threads build a signature once
 
     def plan(self, sig):
         """(compiled callable, hidden arguments, result finisher) for a signature, cached so
         that a call costs one dict lookup on top of the compiled code."""
         plan = self._plans.get(sig)
         if plan is None:
-            fn_ir, _, compiled = self.specialization(sig)
-            hidden = tuple(getattr(self.primal_ir(sig), "hidden_values", ()))
-            plan = self._plans[sig] = (compiled, hidden, self.finisher(sig, fn_ir))
+            with self._lock:
+                plan = self._plans.get(sig)
+                if plan is None:
+                    fn_ir, _, compiled = self.specialization(sig)
+                    hidden = tuple(getattr(self.primal_ir(sig), "hidden_values", ()))
+                    plan = self._plans[sig] = (compiled, hidden, self.finisher(sig, fn_ir))
         self._last_signature = sig
         return plan
 
@@ -87,10 +92,13 @@ class _Specialised:
     def specialization(self, sig):
         spec = self._specs.get(sig)
         if spec is None:
-            fn_ir = self.ir(sig)
-            source = generate(fn_ir, origin=self.origin())
-            spec = (fn_ir, source, load(source, fn_ir.name, self.backend))
-            self._specs[sig] = spec
+            with self._lock:
+                spec = self._specs.get(sig)
+                if spec is None:
+                    fn_ir = self.ir(sig)
+                    source = generate(fn_ir, origin=self.origin())
+                    spec = (fn_ir, source, load(source, fn_ir.name, self.backend))
+                    self._specs[sig] = spec
         self._last_signature = sig
         return spec
 
@@ -145,7 +153,9 @@ class CompiledFunction(_Specialised):
 
     def primal_ir(self, sig):
         if sig not in self._ir:
-            self._ir[sig] = translate(self.pyfunc, list(sig))
+            with self._lock:
+                if sig not in self._ir:
+                    self._ir[sig] = translate(self.pyfunc, list(sig))
         return self._ir[sig]
 
     ir = primal_ir

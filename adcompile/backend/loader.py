@@ -1,79 +1,76 @@
 """Generated source -> a real module file in the cache folder -> a callable.
 
-Each generated function is written to ``<cache>/<name>_<digest>.py`` (the digest covers the
-source and the runtime helpers it calls, so any change gives a new file) and imported from
-there, so tracebacks, pdb and ``inspect`` point into readable code. With the numba backend the
-function is compiled by ``numba.njit(cache=True)``, whose on-disk cache lets a second process
-skip compilation. numba is imported here, lazily, at the first compile.
+Each generated function is written to ``<cache>/<name>_<digest>.py`` (see :mod:`.cache_key`)
+and its module is executed from the source text in memory, so what runs is exactly what was
+generated, while tracebacks, pdb and ``inspect`` point into the readable file. With the numba
+backend the function is compiled by ``numba.njit`` with the checked disk cache of
+:mod:`.numba_cache` (when the cache folder is persistent), so a second process skips
+compilation. numba is imported here, lazily, at the first compile.
+
+``load`` is thread-safe; it is cheap (numba compiles at the first call, under its own lock).
 """
-import hashlib
 import importlib.util
-import os
 import sys
-import tempfile
-from pathlib import Path
+import threading
 
-_LOADED = {}
-_RUNTIME_DIGEST = None
+from .cache_folder import NUMBA_SUBFOLDER, cache_dir, cache_location  # noqa: F401  (cache_dir: for function_checks)
+from .cache_key import module_file_name
+from .source_files import discard_numba_cache, ensure_source_file
 
+BACKENDS = ("numba", "python")
 
-def cache_dir():
-    override = os.environ.get("ADCOMPILE_CACHE_DIR")
-    if override:
-        path = Path(override)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        path = Path(base) / "adcompile"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+_lock = threading.Lock()
+_loaded = {}
 
 
-def _runtime_digest():
-    global _RUNTIME_DIGEST
-    if _RUNTIME_DIGEST is None:
-        runtime = Path(__file__).resolve().parent.parent / "runtime"
-        h = hashlib.sha256()
-        for name in sorted(p.name for p in runtime.glob("*.py")):
-            h.update((runtime / name).read_bytes())
-        _RUNTIME_DIGEST = h.hexdigest()
-    return _RUNTIME_DIGEST
+def forget_loaded():
+    """Forget the loaded functions, so that the next ``load`` writes its file again."""
+    with _lock:
+        _loaded.clear()
 
 
-def _write_atomically(path, text):
-    if path.exists() and path.read_text() == text:
-        return
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
-def module_path(source, name):
-    digest = hashlib.sha256((source + _runtime_digest()).encode()).hexdigest()[:16]
-    return cache_dir() / f"{name}_{digest}.py", digest
-
-
-def load(source, name, backend="numba"):
-    """The function ``name`` defined by ``source``: plain Python or numba-compiled."""
-    key = (source, name, backend)
-    if key in _LOADED:
-        return _LOADED[key]
-    path, digest = module_path(source, name)
-    _write_atomically(path, source)
-    module_name = f"_adcompile_generated_{name}_{digest}"
+def _execute_module(module_name, path, source):
     module = sys.modules.get(module_name)
     if module is None:
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
+        # numba's cache needs the module importable by name in every process that uses it
         sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-    fn = getattr(module, name)
-    if backend == "numba":
-        import numba
+        try:
+            exec(compile(source, str(path), "exec"), module.__dict__)
+        except BaseException:
+            del sys.modules[module_name]
+            raise
+    return module
 
-        from ..runtime import numba_impls  # noqa: F401  (registers the helpers' numba versions)
-        fn = numba.njit(cache=True)(fn)
-    elif backend != "python":
+
+def _numba_compiled(fn, path, persistent):
+    import numba
+
+    from ..runtime import numba_impls  # noqa: F401  (registers the helpers' numba versions)
+    if not persistent:
+        return numba.njit(cache=False)(fn)
+    from .numba_cache import njit_with_disk_cache
+    (path.parent / NUMBA_SUBFOLDER).mkdir(mode=0o700, exist_ok=True)
+    discard_numba_cache(path, only_untrusted=True)
+    return njit_with_disk_cache(fn)
+
+
+def load(source, name, backend="numba"):
+    """The function ``name`` defined by ``source``: plain Python or numba-compiled."""
+    if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (use 'numba' or 'python')")
-    _LOADED[key] = fn
-    return fn
+    key = (source, name, backend)
+    with _lock:
+        fn = _loaded.get(key)
+        if fn is None:
+            folder, persistent = cache_location()
+            file_name, digest = module_file_name(source, name, backend)
+            path = folder / file_name
+            ensure_source_file(path, source)
+            module = _execute_module(f"_adcompile_generated_{name}_{digest}", path, source)
+            fn = getattr(module, name)
+            if backend == "numba":
+                fn = _numba_compiled(fn, path, persistent)
+            _loaded[key] = fn
+        return fn

@@ -1,0 +1,113 @@
+"""Where generated modules and numba's cache files live.
+
+The folder is ``$ADCOMPILE_CACHE_DIR``, else ``$XDG_CACHE_HOME/adcompile``, else
+``~/.cache/adcompile``; it is created with mode 0o700. It is used only if it can be trusted
+(see :mod:`.trust`): otherwise, and when ``ADCOMPILE_DISABLE_CACHE`` is set, generated files go
+to a private temporary folder of this process, removed at exit, and numba's disk cache is off.
+"""
+import atexit
+import os
+import re
+import shutil
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+
+from .trust import distrust_reason, parent_distrust_reason
+
+DISABLE_VARIABLE = "ADCOMPILE_DISABLE_CACHE"
+NUMBA_SUBFOLDER = "__pycache__"
+# Files the backend writes: generated modules ``<name>_<16 hex digits>.py`` (``check_...`` ones
+# included) and temporary files of interrupted writes. clear_cache removes only these.
+_OWN_FILE = re.compile(r"^(.+_[0-9a-f]{16}\.py|\..+\.tmp)$")
+
+_lock = threading.Lock()
+_resolved = {}          # (environment settings) -> (folder, persistent)
+_private_folder = None  # this process's temporary folder, made on first use
+
+
+def disk_cache_disabled():
+    return os.environ.get(DISABLE_VARIABLE, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def configured_folder():
+    """The folder the environment asks for (it may not exist yet)."""
+    override = os.environ.get("ADCOMPILE_CACHE_DIR")
+    if override:
+        return Path(override).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "adcompile"
+
+
+def _private_temporary_folder():
+    global _private_folder
+    if _private_folder is None or not _private_folder.is_dir():
+        _private_folder = Path(tempfile.mkdtemp(prefix="adcompile-"))  # mode 0o700
+        atexit.register(shutil.rmtree, str(_private_folder), ignore_errors=True)
+    return _private_folder
+
+
+def _distrust_reason(folder):
+    """Create ``folder`` if needed (mode 0o700); why it cannot be trusted, or None."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        real = Path(os.path.realpath(folder))
+        for path in (real, real / NUMBA_SUBFOLDER):
+            if path.exists() and (reason := distrust_reason(path)):
+                return reason
+        return parent_distrust_reason(real)
+    except OSError as error:
+        return f"it cannot be created or inspected ({error})"
+
+
+def _resolve():
+    if disk_cache_disabled():
+        return _private_temporary_folder(), False
+    folder = configured_folder()
+    reason = _distrust_reason(folder)
+    if reason is None:
+        return folder, True
+    private = _private_temporary_folder()
+    warnings.warn(f"adcompile: not using the compile cache folder {folder}: {reason}; generated code "
+                  f"goes to the private temporary folder {private} instead, without a disk cache. "
+                  "Fix the folder's owner and permissions (it must be owned by you and writable only "
+                  "by you) or set ADCOMPILE_CACHE_DIR to another folder.")
+    return private, False
+
+
+def cache_location():
+    """``(folder, persistent)``: where generated files go, and whether numba may cache on disk
+    (False for the private temporary folder)."""
+    settings = (os.environ.get("ADCOMPILE_CACHE_DIR"), os.environ.get("XDG_CACHE_HOME"),
+                os.path.expanduser("~"), disk_cache_disabled())
+    with _lock:
+        location = _resolved.get(settings)
+        if location is None or not location[0].is_dir():
+            location = _resolved[settings] = _resolve()
+        return location
+
+
+def cache_dir():
+    """The folder generated modules are written to."""
+    return cache_location()[0]
+
+
+def clear_cache():
+    """Remove the compile cache's entries: generated modules and numba's cache files.
+
+    Only files that adcompile writes are removed (the folder may be shared), and the folder
+    itself stays. Functions already compiled in this process keep working.
+    """
+    folder, _ = cache_location()
+    removed = 0
+    for entry in folder.iterdir():
+        if entry.name == NUMBA_SUBFOLDER and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+            removed += 1
+        elif _OWN_FILE.match(entry.name) and (entry.is_file() or entry.is_symlink()):
+            entry.unlink(missing_ok=True)
+            removed += 1
+    from .loader import forget_loaded  # the in-memory table points at the removed files
+    forget_loaded()
+    return removed

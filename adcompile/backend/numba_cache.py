@@ -1,0 +1,80 @@
+"""numba's disk cache, made robust to damaged files.
+
+numba's own ``FunctionCache`` raises (``UnpicklingError``) on a truncated or corrupted index
+(``.nbi``) or data (``.nbc``) file, and would load machine code with flipped bits. Here every
+cache file starts with the sha256 of the rest: a file that does not match is a cache miss, and
+numba compiles again and overwrites it. Importing this module imports numba.
+"""
+import contextlib
+import hashlib
+import io
+import pickle
+
+import numba
+from numba.core.caching import FunctionCache, IndexDataCacheFile
+
+_DIGEST_SIZE = hashlib.sha256().digest_size
+
+
+class DamagedCacheFile(Exception):
+    """A numba cache file whose content does not match its checksum."""
+
+
+class _ChecksummedCacheFile(IndexDataCacheFile):
+    """numba's index and data files, each prefixed with the sha256 of its content."""
+
+    @contextlib.contextmanager
+    def _open_for_write(self, filepath):
+        buffer = io.BytesIO()
+        yield buffer
+        payload = buffer.getvalue()
+        with super()._open_for_write(filepath) as handle:  # a temporary file, then os.replace
+            handle.write(hashlib.sha256(payload).digest() + payload)
+
+    @staticmethod
+    def _verified_payload(path):
+        with open(path, "rb") as handle:
+            blob = handle.read()
+        payload = blob[_DIGEST_SIZE:]
+        if hashlib.sha256(payload).digest() != blob[:_DIGEST_SIZE]:
+            raise DamagedCacheFile(path)
+        return payload
+
+    def _load_index(self):
+        try:
+            stream = io.BytesIO(self._verified_payload(self._index_path))
+            version = pickle.load(stream)
+            if version != self._version:
+                return {}
+            stamp, overloads = pickle.loads(stream.read())
+        except FileNotFoundError:
+            return {}
+        except (DamagedCacheFile, pickle.UnpicklingError, EOFError, ValueError, TypeError):
+            return {}  # saving the next entry rewrites the index
+        return overloads if stamp == self._source_stamp else {}
+
+    def _load_data(self, name):
+        return pickle.loads(self._verified_payload(self._data_path(name)))
+
+
+class CheckedFunctionCache(FunctionCache):
+    """A ``FunctionCache`` whose damaged or unloadable entries are cache misses."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = _ChecksummedCacheFile(cache_path=self._cache_path,
+                                                 filename_base=self._impl.filename_base,
+                                                 source_stamp=self._impl.locator.get_source_stamp())
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception:  # damaged data file, or one numba cannot rebuild: compile instead
+            return None
+
+
+def njit_with_disk_cache(fn, **options):
+    """``numba.njit(cache=True, **options)(fn)`` with the checked cache."""
+    dispatcher = numba.njit(**options)(fn)
+    dispatcher._cache = CheckedFunctionCache(dispatcher.py_func)  # what enable_caching() sets
+    return dispatcher
