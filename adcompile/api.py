@@ -12,11 +12,12 @@ import numpy as np
 
 from .backend.loader import load
 from .codegen.python import generate
-from .errors import CallError
+from .errors import AdCompileError, CallError, SourceUnavailableError
 from .frontend.parse import translate
 from .ir.builder import Namer
-from .ir.types import type_of_value
+from .ir.types import describe_value, type_of_value
 from .passes.pipeline import optimize
+from .run_errors import explain_failure
 from .ir.builder import const
 from .ir.clone import copy_function
 from .ir.nodes import Assign
@@ -33,7 +34,7 @@ def signature_of(args, fname):
     for k, value in enumerate(args):
         type_ = type_of_value(value)
         if type_ is None:
-            raise CallError(f"{fname}: argument {k} has unsupported type {type(value).__name__} "
+            raise CallError(f"{fname}: argument {k} has unsupported type {describe_value(value)} "
                             "(use floats, ints, bools, None and numpy arrays of float64/float32/int64/bool)")
         types.append(type_)
     return tuple(types)
@@ -121,7 +122,27 @@ class _Specialised:
             self.check_arity(args)
             plan = self._fast_plans[key] = self.plan(self.signature(args))
         compiled, hidden, finish = plan
-        return finish(compiled(*args, *hidden, *extra))
+        try:
+            result = compiled(*args, *hidden, *extra)
+        except AdCompileError:
+            raise
+        except Exception as error:  # told in the user's terms: which line of theirs failed
+            explained = explain_failure(error, self, self.signature(args), (*args, *hidden, *extra))
+            if explained is error:
+                raise
+            raise explained from error
+        return finish(result)
+
+    def bind(self, args, kwargs):
+        """Positional arguments from a call with keywords (and defaults), as Python binds them."""
+        python_signature = inspect.signature(self.python_function())
+        try:
+            bound = python_signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise CallError(f"{self.name}() takes {len(self.param_names)} arguments "
+                            f"({', '.join(self.param_names)}): {error}") from None
+        bound.apply_defaults()
+        return bound.args
 
 
 class CompiledFunction(_Specialised):
@@ -160,8 +181,13 @@ class CompiledFunction(_Specialised):
 
     ir = primal_ir
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) != len(self.param_names):
+            args = self.bind(args, kwargs)
         return self.run(args)
+
+    def python_function(self):
+        return self.pyfunc
 
     def user_returns_tuple(self, sig):
         return self.primal_ir(sig).returns_tuple
@@ -175,6 +201,12 @@ def as_compiled(f):
         return f
     if callable(f) and hasattr(f, "__code__"):
         return CompiledFunction(f)
+    if callable(f):
+        name = getattr(f, "__name__", type(f).__name__)
+        name = f"np.{name}" if isinstance(f, np.ufunc) else name
+        raise SourceUnavailableError(
+            f"{name} is a {type(f).__name__}, not a Python function, so it has no Python source for "
+            f"adcompile to differentiate; wrap it in a function, e.g. def f(x): return {name}(x)")
     raise CallError(f"expected a Python function or an adcompile function, got {type(f).__name__}")
 
 
@@ -233,6 +265,9 @@ class DerivedFunction(_Specialised):
     def check_arity(self, args):
         self.base.check_arity(args)
 
+    def python_function(self):
+        return self.base.python_function()
+
     def primal_ir(self, sig):
         return self.base.primal_ir(sig)
 
@@ -244,14 +279,15 @@ class DerivedFunction(_Specialised):
         for k in indices:
             if not sig[k].is_float:
                 raise CallError(f"{self.name}: cannot differentiate with respect to argument "
-                                f"'{self.param_names[k]}' of type {sig[k]}: only float scalars and float "
-                                f"arrays have derivatives")
+                                f"'{self.param_names[k]}', which is {sig[k].describe()}: only float "
+                                f"scalars and float arrays have derivatives (pass a float, e.g. "
+                                f"{self.param_names[k]}=float(...) or .astype(np.float64))")
         return indices
 
     def check_scalar_output(self, fn_ir):
         results = fn_ir.results
         if len(results) != 1 or results[0].type.ndim != 0 or not results[0].type.is_float:
-            shape = "a tuple" if len(results) != 1 else f"a value of type {results[0].type}"
+            shape = "a tuple" if len(results) != 1 else results[0].type.describe()
             raise CallError(f"{self.name}: grad needs a function returning one float scalar, but "
                             f"{self.base.name} returns {shape}; use adcompile.vjp or "
                             f"adcompile.jacobian for non-scalar outputs")
@@ -322,7 +358,9 @@ class DerivedFunction(_Specialised):
             return (values[0] if single_value else values), grads
         return finish
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) != len(self.param_names):
+            args = self.bind(args, kwargs)
         if self.kind == "value_and_grad" and isinstance(self.base, DerivedFunction):
             return self.base(*args), DerivedFunction(self.base, "grad", self.wrt_arg())(*args)
         return self.run(args)

@@ -34,6 +34,16 @@ class SourceUnavailableError(AdCompileError):
     """The function's source code cannot be retrieved (built-ins, exec'd code, lambdas)."""
 
 
+class ShapeError(AdCompileError, ValueError):
+    """Arrays of incompatible shapes met at run time (operands that do not broadcast, a matmul
+    of mismatched sizes); the message names the user's line. Also a ``ValueError``, as numpy's."""
+
+
+class GeneratedCodeError(AdCompileError):
+    """numba rejected the code adcompile generated: an adcompile bug, reported with the user
+    line the failing generated statement came from."""
+
+
 class Location:
     """A place in the user's source: file, line, column and the text of the line."""
 

@@ -11,6 +11,10 @@ import numpy as np
 FLOAT64, FLOAT32, INT64, BOOL, NONE = "f8", "f4", "i8", "b1", "none"
 _RANK = {BOOL: 0, INT64: 1, FLOAT32: 2, FLOAT64: 3}
 NUMPY_DTYPE_NAME = {FLOAT64: "np.float64", FLOAT32: "np.float32", INT64: "np.int64", BOOL: "np.bool_"}
+# The names users know (numpy's), for error messages: the codes above are internal.
+NUMPY_NAME = {FLOAT64: "float64", FLOAT32: "float32", INT64: "int64", BOOL: "bool"}
+_SCALAR_DESCRIPTION = {FLOAT64: "a float64 scalar", FLOAT32: "a float32 scalar",
+                       INT64: "an integer (int64)", BOOL: "a bool"}
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,17 @@ class Type:
         return Type(dtype, self.ndim)
 
     def __str__(self):
+        """The compact internal spelling (``f8[:,:]``), for IR dumps; never in a user message."""
         return self.dtype if self.ndim == 0 else f"{self.dtype}[{','.join(':' * self.ndim)}]"
+
+    def describe(self):
+        """How a user message names this type, in numpy's words: "an integer (int64)",
+        "a float64 scalar", "a 2-d float64 array"."""
+        if self.dtype == NONE:
+            return "None"
+        if self.ndim == 0:
+            return _SCALAR_DESCRIPTION[self.dtype]
+        return f"a {self.ndim}-d {NUMPY_NAME[self.dtype]} array"
 
 
 F8, F4, I8, B1, NONE_T = Type(FLOAT64), Type(FLOAT32), Type(INT64), Type(BOOL), Type(NONE)
@@ -58,7 +72,9 @@ def type_of_value(value):
     if isinstance(value, np.ndarray):
         kind = value.dtype.kind
         if kind == "f":
-            return Type(FLOAT32 if value.dtype == np.float32 else FLOAT64, value.ndim)
+            if value.dtype == np.float64:
+                return Type(FLOAT64, value.ndim)
+            return Type(FLOAT32, value.ndim) if value.dtype == np.float32 else None
         if kind in "iu":
             return Type(INT64, value.ndim)
         if kind == "b":
@@ -75,6 +91,14 @@ def type_of_value(value):
     if value is None:
         return NONE_T
     return None
+
+
+def describe_value(value):
+    """A run-time value's type as a user message names it: "str", "list", "ndarray of dtype
+    complex128 (1-d)"."""
+    if isinstance(value, np.ndarray):
+        return f"ndarray of dtype {value.dtype} ({value.ndim}-d)"
+    return type(value).__name__
 
 
 def numpy_dtype(dtype):
