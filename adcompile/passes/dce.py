@@ -91,7 +91,8 @@ def _sweep(block, live, aliases):
             continue
         for inner in stmt.blocks():
             removed |= _sweep(inner, live, aliases)
-        if isinstance(stmt, (For, If)) and not any(_has_code(b) for b in stmt.blocks()):
+        index_read = isinstance(stmt, For) and aliases.find(stmt.index) in live  # read after the loop
+        if isinstance(stmt, (For, If)) and not any(_has_code(b) for b in stmt.blocks()) and not index_read:
             removed = True
             continue
         kept.append(stmt)

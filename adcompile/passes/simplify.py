@@ -29,8 +29,9 @@ def _is(atom, value):
     return _number(atom) and atom.value == value
 
 
-def _rewrite(stmt, definitions):
-    """(prim, args) that ``stmt`` simplifies to, or None."""
+def _rewrite(stmt, definitions, stable):
+    """(prim, args) that ``stmt`` simplifies to, or None. ``stable(atom)``: whether an operand
+    of an earlier statement still holds the same value here, so that it may be read here."""
     prim, args = stmt.prim, stmt.args
     out_type = stmt.target.type
     if prim in _FOLD and all(_number(a) for a in args):
@@ -59,7 +60,7 @@ def _rewrite(stmt, definitions):
     if prim == "add":
         for keep, other in ((args[0], args[1]), (args[1], args[0])):
             negated = definitions.get(other) if isinstance(other, Var) else None
-            if negated is not None and negated.prim == "neg" and other.is_temp:
+            if negated is not None and negated.prim == "neg" and other.is_temp and stable(negated.args[0]):
                 return "sub", [keep, negated.args[0]]
     if prim == "sub":
         if _is(args[1], 0) and same_type(args[0]):
@@ -70,13 +71,13 @@ def _rewrite(stmt, definitions):
         return "alias", [args[0]]
     if prim == "neg" and isinstance(args[0], Var):
         inner = definitions.get(args[0])
-        if inner is not None and inner.prim == "neg" and same_type(inner.args[0]):
+        if inner is not None and inner.prim == "neg" and same_type(inner.args[0]) and stable(inner.args[0]):
             return "alias", [inner.args[0]]
-        if inner is not None and inner.prim in ("mul", "div") and args[0].is_temp:
+        if inner is not None and inner.prim in ("mul", "div") and args[0].is_temp and all(map(stable, inner.args)):
             # -((-a) * b) -> a * b, the double negation that chained rules produce
             for k, operand in enumerate(inner.args):
                 negated = definitions.get(operand) if isinstance(operand, Var) and operand.is_temp else None
-                if negated is not None and negated.prim == "neg":
+                if negated is not None and negated.prim == "neg" and stable(negated.args[0]):
                     new_args = list(inner.args)
                     new_args[k] = negated.args[0]
                     return inner.prim, new_args
@@ -95,10 +96,14 @@ def simplify(fn):
     """Simplify ``fn`` in place; returns True if anything changed."""
     uses = Uses(fn)
     definitions = {s.target: s for s in walk(fn.body) if isinstance(s, Assign) and uses.single_def(s.target)}
+
+    def stable(atom):  # assigned at most once and never written in place
+        return not isinstance(atom, Var) or (
+            uses.defs.get(atom, 0) + (atom in uses.params) <= 1 and atom not in uses.mutated)
     changed = False
     for stmt in walk(fn.body):
         if isinstance(stmt, Assign) and not stmt.inplace:
-            rewritten = _rewrite(stmt, definitions)
+            rewritten = _rewrite(stmt, definitions, stable)
             if rewritten is not None and _would_share_mutated_memory(stmt, rewritten, uses):
                 rewritten = None
             if rewritten is not None:

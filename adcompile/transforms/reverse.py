@@ -28,7 +28,7 @@ from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, Func
 from ..ir.types import NONE_T, Type
 from ..passes.activity import active_vars
 from ..rules.vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES, ScatterInto, getitem
-from .scopes import Scopes, check_shared_memory_writes
+from .scopes import Scopes, check_shared_memory_writes, memory_roots
 
 from ..frontend.indexing import index_params
 
@@ -112,6 +112,9 @@ class ReverseTransform:
         self.active = active_vars(fn.body, self.wrt, results, NON_DIFFERENTIABLE)
         check_rules(fn.body, self.active)
         self.primal_vars = set(self.scopes.info) | set(fn.params)
+        # A view (``w[1:]``, ``x.T``, ``y = x``) read by the backward sweep reads the memory of
+        # the arrays it views: a later write into them must be undone before that read.
+        self.memory = memory_roots(fn.body, fn.params)
         for var in self.primal_vars:
             namer.reserve(var.name)
         # arrays assigned more than once: their shapes may differ, so shape reads count too
@@ -124,7 +127,7 @@ class ReverseTransform:
         self.saves, self.needed = {}, None
         self.start_pass()
         self.backward_block(self.fn.body, (), 0)
-        self.needed = primal_reads(self.backward_statements, self.primal_vars, self.reshaped)
+        self.needed = self.backward_reads()
         # Restoring a saved value can make the backward sweep read more (the condition of the
         # branch it is restored in): repeat until the set of needed values is stable.
         for _ in range(20):
@@ -134,11 +137,20 @@ class ReverseTransform:
             forward = self.forward_block(self.fn.body, 0)
             self.results = self.keep_results(forward)
             backward = self.backward_block(self.fn.body, (), 0)
-            needed = primal_reads(self.backward_statements, self.primal_vars, self.reshaped)
+            needed = self.backward_reads()
             if needed <= self.needed and self.site_count() == sites:
                 break
             self.needed |= needed
         return self.assemble(forward, backward)
+
+    def memory_read(self, var):
+        """``var`` and the arrays whose memory it may view."""
+        return {var} | {root for root in self.memory.get(var, ()) if root in self.primal_vars}
+
+    def backward_reads(self):
+        """The primal Vars whose values (or memory) the backward sweep reads."""
+        reads = primal_reads(self.backward_statements, self.primal_vars, self.reshaped)
+        return set().union(*map(self.memory_read, reads)) if reads else reads
 
     def keep_results(self, forward):
         """The results as computed by the forward sweep: a result that the backward sweep
@@ -146,7 +158,7 @@ class ReverseTransform:
         results = []
         b = Builder(self.namer, forward)
         for atom in self.fn.results:
-            if isinstance(atom, Var) and atom in self.restored and self.want_values:
+            if isinstance(atom, Var) and self.memory_read(atom) & self.restored and self.want_values:
                 kept = b.call("copy", atom) if atom.type.ndim else b.emit("alias", [atom])
                 kept.name, kept.is_temp = self.namer.fresh(atom.name + "_result"), False
                 atom = kept
@@ -284,6 +296,7 @@ class ReverseTransform:
                 out.append(If(stmt.cond, self.forward_block(stmt.body, depth),
                               self.forward_block(stmt.orelse, depth), stmt.loc))
             elif isinstance(stmt, For):
+                self.save_loop_index(out, stmt, depth)
                 self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
                 n_saves = len(self.saves)
                 if depth == 0:
@@ -311,6 +324,17 @@ class ReverseTransform:
             else:
                 out.append(stmt)
         return out
+
+    def save_loop_index(self, out, loop, depth):
+        """The backward of a ``for`` loop runs with the same index variable, so an index value
+        that the backward of earlier statements reads (another loop's ``i``) is saved before
+        the loop and put back after its backward."""
+        index = loop.index
+        if (index in self.needed and self.scopes.is_overwritten(index, self.fn.params)
+                and not self.first_definition(loop, index, depth) and self.read_before(index, loop)):
+            if not self.defined_before(index, loop) and index not in self.placeholders:
+                self.placeholders.append(index)
+            self.save(out, loop, index, depth, index.name)
 
     def recomputed(self, loop):
         """Scalar temporaries of ``loop``'s body that are cheaper to recompute at the start of
@@ -349,7 +373,8 @@ class ReverseTransform:
         for stmt in statements:
             for var in value_reads(stmt, self.reshaped):
                 if var in self.primal_vars:
-                    self.read_sites.setdefault(var, set()).add(id(loop))
+                    for read in self.memory_read(var):
+                        self.read_sites.setdefault(read, set()).add(id(loop))
         return statements
 
     def allocate_counted_tapes(self, loop):
@@ -484,7 +509,8 @@ class ReverseTransform:
             for t in inner:
                 for var in value_reads(t, self.reshaped):
                     if var in self.primal_vars:
-                        self.read_sites.setdefault(var, set()).add(id(stmt))
+                        for read in self.memory_read(var):
+                            self.read_sites.setdefault(read, set()).add(id(stmt))
 
     def read_before(self, var, stmt):
         """Whether the backward sweep reads ``var`` after undoing ``stmt``: in the backward of
@@ -567,12 +593,14 @@ class ReverseTransform:
                 reset = False
                 substitute(rule_block, g_now, g_adjoint)
                 cts = [g_adjoint if ct is g_now else ct for ct in cts]
-        uses_out = any(a is out_ref for s in walk(rule_block) for a in s.reads())
+        uses_out = (any(a is out_ref for s in walk(rule_block) for a in s.reads())
+                    or any(ct is out_ref for ct in cts))
         saved = self.saves.get(id(stmt)) if self.needed is not None else None
         if uses_out and saved is not None:
             b.emit("alias", [target], target=out_ref)
         else:
             substitute(rule_block, out_ref, target)
+            cts = [target if ct is out_ref else ct for ct in cts]
         self.restore_var(stmt, b)
         if reset:
             b.block += rb_pre
@@ -635,8 +663,11 @@ class ReverseTransform:
                 ct = b.call("sum", ct)
             elif ct.type.ndim:
                 ct = b.call("unbroadcast", ct, value)
+            # zeroed before accumulating: the value written may be the array itself (w[:] = w)
+            b.append(SetItem(adj, const(0.0), stmt.items))
             self.accumulate(b, value, ct, None, None)
-        b.append(SetItem(adj, const(0.0), stmt.items))
+        else:
+            b.append(SetItem(adj, const(0.0), stmt.items))
 
     def last_writes_only(self, stmt, ct, b):
         """``x[idx] = v`` with repeated indices keeps the last write of each element (numpy's
@@ -662,14 +693,16 @@ class ReverseTransform:
     def backward_for(self, loop, b, path, depth):
         body = self.backward_block(loop.body, path + ((id(loop), 0),), depth + 1)
         record = self.loop_records.get(id(loop))
-        if not body or record is None:
-            return
-        body = self.recompute(loop, body) + body
-        n, start, step, records = record
-        last = b.add(start, b.mul(b.sub(n, const(1)), step))
-        b.append(For(loop.index, last, b.sub(start, step), b.neg(step), body, loop.loc))
-        for assign in reversed(records):
-            self.restore_var(assign, b)
+        if body and record is not None:
+            body = self.recompute(loop, body) + body
+            n, start, step, records = record
+            last = b.add(start, b.mul(b.sub(n, const(1)), step))
+            b.append(For(loop.index, last, b.sub(start, step), b.neg(step), body, loop.loc))
+            for assign in reversed(records):
+                self.restore_var(assign, b)
+        saved_index = self.saves.get(id(loop)) if self.needed is not None else None
+        if saved_index is not None:
+            self.pop_saved(saved_index, b, loop.index)
 
     def backward_while(self, loop, b, path, depth):
         body = self.backward_block(loop.body, path + ((id(loop), 1),), depth + 1)
