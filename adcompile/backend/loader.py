@@ -31,7 +31,7 @@ def forget_loaded():
 
 def _execute_module(module_name, path, source):
     module = sys.modules.get(module_name)
-    if module is None:
+    if module is None or module.__file__ != str(path):  # new, or made in another cache folder
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
         # numba's cache needs the module importable by name in every process that uses it
