@@ -11,7 +11,7 @@ import inspect
 from ..errors import AdCompileError, UnsupportedSyntaxError
 from ..ir.builder import Builder
 from ..ir.nodes import Assign, Var
-from .values import NONE
+from .values import NONE, refers_to
 
 
 def _underlying(pyfunc):
@@ -123,7 +123,8 @@ def _inline(tr, callee, stack, values, enclosing):
         # writes items of, like Python's call by sharing) is the caller's variable itself.
         if isinstance(value, Var) and name in rebound:
             local = Var(tr.namer.fresh(name), value.type)
-            tr.block.append(Assign(local, "alias", [value], loc=tr.loc))
+            if not tr.retarget(value, local):  # a temporary argument becomes the parameter itself
+                tr.block.append(Assign(local, "alias", [value], loc=tr.loc))
             value = local
         callee.env[name] = value
     callee.statements(callee.src.node.body)
@@ -132,6 +133,12 @@ def _inline(tr, callee, stack, values, enclosing):
     atoms, is_tuple = callee.results
     if is_tuple is None:
         return NONE
+    passed_in = list(values.values()) + list(enclosing.values())
+    for atom in atoms:  # the callee's own arrays, which its caller may name (see Translator.bind)
+        if (isinstance(atom, Var) and not atom.is_temp and not tr.is_bound(atom)
+                and not any(refers_to(value, atom) for value in passed_in)
+                and all(atom is not var for var, _ in tr.hidden_params)):
+            tr.released.add(atom)
     if is_tuple:
         from .values import TupleValue
         return TupleValue(atoms)

@@ -11,7 +11,7 @@ import ast
 
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError, located
 from ..ir.builder import Builder, Namer, const
-from ..ir.nodes import Assign, Const, Function, SetItem, Var
+from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
 from ..ir.types import B1, F8, Type
 from .expressions import ExpressionTranslation
 from .lowering import lower_jumps
@@ -19,7 +19,8 @@ from .parse_tables import _kind, _Retry
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .source import FunctionSource
 from .statements import StatementTranslation
-from .values import NONE, MethodRef, NoneValue, TupleValue
+from .targets import subscript_target
+from .values import NONE, MethodRef, NoneValue, TupleValue, refers_to
 
 
 class Translator(StatementTranslation, ExpressionTranslation):
@@ -46,6 +47,9 @@ class Translator(StatementTranslation, ExpressionTranslation):
                 except ValueError:
                     pass
         self.loc = None
+        # variables of inlined functions that they returned and nothing else holds: the name
+        # the caller binds one to takes it over (`y = make(x)`: y is make's array, not an alias)
+        self.released = set()
 
     # ------------------------------------------------------------------ errors
     def error(self, message, node=None, cls=AdCompileError):
@@ -114,9 +118,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
             for t, v in zip(target.elts, items):
                 self.assign(t, v, node)
         elif isinstance(target, ast.Subscript):
-            array = self.expr(target.value)
-            items = self.index_items(array, target.slice)
-            self.setitem(array, items, value, node)
+            self.setitem(*subscript_target(self, target), value, node)
         elif isinstance(target, ast.Attribute):
             raise self.error("assigning to attributes is not supported", target, UnsupportedSyntaxError)
         else:
@@ -134,6 +136,11 @@ class Translator(StatementTranslation, ExpressionTranslation):
             self.env[name] = value  # a compile-time value (tuple, None, range ...)
             return
         current = self.env.get(name)
+        if value in self.released and self.depth == self.base_depth:
+            self.released.discard(value)
+            value.name = self.namer.fresh(name.replace("#", "_"))
+            self.env[name] = value
+            return
         if self.depth > self.base_depth and isinstance(current, Var) and current.type.dtype != "none":
             target = current
             new_type = value.type
@@ -149,12 +156,33 @@ class Translator(StatementTranslation, ExpressionTranslation):
             if target.type != value.type:
                 self.widen(target.type, value.type, node)
         self.env[name] = target
-        last = self.block[-1] if self.block else None
-        if (isinstance(value, Var) and value.is_temp and isinstance(last, Assign) and last.target is value
-                and target.type == value.type):
-            last.target = target
-        else:
+        if not self.retarget(value, target):
             self.block.append(Assign(target, "alias", [value], loc=self.loc))
+
+    def retarget(self, value, target):
+        """Let the statement that computed the temporary ``value`` assign ``target`` instead
+        (``x = np.sin(y)`` and ``u, v = np.sin(x), np.cos(x)`` name the new arrays directly, not
+        through an alias of a temporary). Only when nothing else holds or reads the temporary
+        and no statement after its definition reads or writes ``target``. Returns whether done."""
+        if not (isinstance(value, Var) and value.is_temp and target.type == value.type) or self.is_bound(value):
+            return False
+        for k in range(len(self.block) - 1, -1, -1):
+            definition = self.block[k]
+            if isinstance(definition, Assign) and definition.target is value:
+                break
+        else:
+            return False
+        later = self.block[k + 1:]
+        touched = {atom for stmt in walk(later) for atom in list(stmt.reads()) + list(stmt.writes())}
+        if value in touched or target in touched:
+            return False
+        definition.target = target
+        return True
+
+    def is_bound(self, var):
+        """Whether a name of this function holds ``var`` (an inlined function's parameter
+        bound to the caller's temporary, an item of a tuple): then ``var`` must stay defined."""
+        return any(refers_to(value, var) for value in self.env.values())
 
     def bind_tuple(self, name, value, node):
         """A tuple assigned inside a loop or branch is held in one variable per item, so that

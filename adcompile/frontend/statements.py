@@ -6,11 +6,12 @@ Assignments, augmented assignments, ``if``, ``for`` (over ranges, arrays, ``enum
 """
 import ast
 
-from ..errors import UnsupportedSyntaxError
+from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir.builder import Builder, const
 from ..ir.nodes import Assign, Const, For, If, SetItem, Var, While
 from ..ir.types import I8
 from .parse_tables import _BINOPS, _UNSUPPORTED_STATEMENTS
+from .targets import subscript_target
 from .values import (
     NONE,
     EnumerateValue,
@@ -20,6 +21,8 @@ from .values import (
     TupleValue,
     ZipValue,
 )
+
+_NUMPY_DTYPES = {"f8": "float64", "f4": "float32", "i8": "int64", "b1": "bool"}
 
 
 class StatementTranslation:
@@ -92,6 +95,8 @@ class StatementTranslation:
 
     def stmt_Assign(self, node):
         value = self.expr(node.value)
+        if len(node.targets) > 1 and isinstance(value, Var) and value.is_temp:
+            value.is_temp = False  # a = b = expr: every target reads it, so it stays a variable
         for target in node.targets:
             self.assign(target, value, node)
 
@@ -106,10 +111,12 @@ class StatementTranslation:
         if isinstance(node.target, ast.Name):
             current = self.lookup(node.target.id, node.target)
             value = self.binop(op, current, self.expr(node.value), node)
-            self.assign(node.target, value, node)
+            if isinstance(current, Var) and current.type.ndim > 0:
+                self.update_in_place(current, value, node)
+            else:
+                self.assign(node.target, value, node)  # a number is a value: `s += 1` rebinds s
         elif isinstance(node.target, ast.Subscript):
-            array = self.expr(node.target.value)
-            items = self.index_items(array, node.target.slice)
+            array, items = subscript_target(self, node.target)
             if any(item[0] == "mask" for item in items):  # x[mask] += v: x = where(mask, x + v, x)
                 operand = self.as_atom(self.expr(node.value), node)
                 self.check_mask(array, items, operand.type.ndim == 0, node)
@@ -121,6 +128,26 @@ class StatementTranslation:
             self.setitem(array, items, value, node)
         else:
             raise self.error("unsupported augmented assignment target", node, UnsupportedSyntaxError)
+
+    def update_in_place(self, array, value, node):
+        """``a op= b`` on an array writes into ``a``'s memory, as numpy does (every alias and
+        view of ``a`` sees the change): the whole-array write ``a[...] = a op b``, with numpy's
+        rules: the result must not need a larger shape, and is cast back to ``a``'s dtype only
+        within a kind (float64 into float32, not float into an integer array)."""
+        value = self.as_atom(value, node)
+        if value.type.ndim > array.type.ndim:
+            raise self.error(f"this in-place operation would need a {value.type.ndim}-d result, which "
+                             f"cannot be written into the {array.type.ndim}-d array (numpy raises "
+                             "'non-broadcastable output operand'); write it as a = a op b", node,
+                             TypeMismatchError)
+        if value.type.dtype != array.type.dtype:
+            if not array.type.is_float:
+                raise self.error(f"this in-place operation gives {_NUMPY_DTYPES[value.type.dtype]} values, "
+                                 f"which cannot be written into an array of {_NUMPY_DTYPES[array.type.dtype]} (numpy "
+                                 "raises: cannot cast with casting rule 'same_kind'); write it as "
+                                 "a = a op b", node, TypeMismatchError)
+            value = self.builder.emit("as_dtype", [value], dtype=array.type.dtype)
+        self.block.append(SetItem(array, value, [("slice", None, None, None)] * array.type.ndim, self.loc))
 
     def stmt_If(self, node):
         cond = self.condition(node.test)
@@ -164,10 +191,11 @@ class StatementTranslation:
             iterable = RangeValue(last, b.emit("sub", [inner.start, inner.step]), b.emit("neg", [inner.step]))
         if isinstance(iterable, RangeValue):
             index_target = node.target
-            start, stop, step = iterable.start, iterable.stop, iterable.step
+            start, stop, step = (self.loop_entry_value(a, node) for a in (iterable.start, iterable.stop, iterable.step))
         else:
             index_target = None
             sequences, enumerate_ = self.loop_sequences(iterable, node)
+            sequences = [self.loop_entry_value(seq, node) for seq in sequences]
             start, stop, step = const(0), self.loop_length(sequences, node), const(1)
             prologue_targets = (sequences, enumerate_)
         if isinstance(index_target, ast.Name):
@@ -199,6 +227,20 @@ class StatementTranslation:
             self.counted_loop_end(counter, stop_flags, body, node, loc)
         else:
             self.block.append(For(index, start, stop, step, body, loc))
+
+    def loop_entry_value(self, atom, node):
+        """Python evaluates a for loop's ``range`` arguments and iterable once, on entry: a
+        name the loop body rebinds (``for e in x: ... x = 2.0 * x``) is read through a copy
+        of its value at entry (for an array, the original array object)."""
+        if not isinstance(atom, Var):
+            return atom
+        stored = {n.id for stmt in node.body for n in ast.walk(stmt)
+                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        if not any(self.env.get(name) is atom for name in stored):
+            return atom
+        entry = Var(self.namer.fresh(atom.name.lstrip("_") + "_entry"), atom.type)
+        self.block.append(Assign(entry, "alias", [atom], loc=self.src.location(node)))
+        return entry
 
     def counted_loop_start(self, index, start, stop, step, loc):
         """A ``for`` loop that may break or return runs as a counted ``while`` loop:

@@ -40,3 +40,19 @@ class MethodRef:
 
     def __init__(self, receiver, name):
         self.receiver, self.name = receiver, name
+
+
+def refers_to(value, var):
+    """Whether the compile-time value ``value`` is ``var`` or holds it (in a tuple, range,
+    enumerate or zip)."""
+    if value is var:
+        return True
+    if isinstance(value, TupleValue):
+        return any(refers_to(item, var) for item in value.items)
+    if isinstance(value, RangeValue):
+        return any(part is var for part in (value.start, value.stop, value.step))
+    if isinstance(value, (EnumerateValue, ReversedValue)):
+        return refers_to(value.inner, var)
+    if isinstance(value, ZipValue):
+        return any(refers_to(inner, var) for inner in value.inners)
+    return False

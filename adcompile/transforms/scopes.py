@@ -139,16 +139,19 @@ class _Positions:
 
     def __init__(self, body):
         self.pos, self.loops, self.defs, self.reads, self.ids = {}, {}, {}, {}, {}
-        self.block_of = {}
-        self._visit(body, ())
+        self.block_of, self.enclosing_blocks, self._stmts = {}, {}, {}
+        self._visit(body, (), ())
 
-    def _visit(self, block, loops):
+    def _visit(self, block, loops, blocks):
+        blocks = blocks + (id(block),)
         for stmt in block:
             k = len(self.pos)
             self.pos[id(stmt)] = k
             self.ids[k] = id(stmt)
             self.loops[id(stmt)] = loops
             self.block_of[id(stmt)] = id(block)
+            self.enclosing_blocks[id(stmt)] = blocks
+            self._stmts[id(stmt)] = stmt
             for atom in stmt.reads():
                 if isinstance(atom, Var):
                     self.reads.setdefault(atom, []).append(stmt)
@@ -156,7 +159,7 @@ class _Positions:
                 self.defs.setdefault(var, []).append(stmt)
             inner_loops = loops + (id(stmt),) if isinstance(stmt, (For, While)) else loops
             for inner in stmt.blocks():
-                self._visit(inner, inner_loops)
+                self._visit(inner, inner_loops, blocks)
 
     def fresh_before(self, array, write, d):
         """Whether ``array`` gets a new array (not a view) between position ``d`` and
@@ -184,24 +187,42 @@ class _Positions:
             out.append(self.pos[id(d)])
         return out
 
+    def rebound_between(self, view, since, read):
+        """Whether ``view`` is assigned on every path from the statement ``since`` to ``read``,
+        so that ``read`` cannot see the value ``view`` had at ``since``. The IR has no jumps, so
+        an assignment ``k`` after ``since`` is on every such path when ``k`` is in ``read``'s own
+        block or a block around it, before ``read``; or when ``k`` is in a block around
+        ``since`` that ``read`` is not in (leaving that block goes through ``k``)."""
+        s, r = self.pos[id(since)], self.pos[id(read)]
+        around_read, around_since = self.enclosing_blocks[id(read)], self.enclosing_blocks[id(since)]
+        for k in self.defs.get(view, []):
+            position, block = self.pos[id(k)], self.block_of[id(k)]
+            if s < position and ((position < r and block in around_read)
+                                 or (block in around_since and block not in around_read)):
+                return True
+        return False
+
     def read_after(self, view, write, defs):
         """Whether a value of ``view`` made before ``write`` (at one of the positions ``defs``)
         may be read after it: later in the program, or in a later iteration of a loop around
-        both (an approximation that errs on the side of yes)."""
+        both, unless ``view`` is assigned again on every path to the read (an approximation
+        that errs on the side of yes)."""
         w = self.pos[id(write)]
         for read in self.reads.get(view, []):
             if read is write and write.value is not view:
                 continue
             r = self.pos[id(read)]
             for d in defs:
-                if d < w < r:
+                made = self.ids[d]
+                gone = self.rebound_between(view, self._stmts[made], read)
+                if d < w < r and not (gone or self.rebound_between(view, write, read)):
                     return True
                 shared = set(self.loops[id(read)]) & set(self.loops[id(write)])
                 for loop in shared:
-                    d_in = loop in self.loops[self.ids[d]]
-                    if r <= w and ((not d_in and d < r) or (d_in and r < d < w)):
-                        return True
-                    if d_in and w < r < d:
+                    d_in = loop in self.loops[made]
+                    carried = (r <= w and ((not d_in and d < r) or (d_in and r < d < w))) or (d_in and w < r < d)
+                    # a value carried into an iteration is gone once the iteration rebinds view
+                    if carried and not (gone or self.rebound_between(view, self._stmts[loop], read)):
                         return True
         return False
 
