@@ -94,7 +94,8 @@ def child_env(cache):
 
 
 def run_program(folder, cache, **env):
-    out = subprocess.run([sys.executable, str(folder / "main.py"), str(folder)], env={**child_env(cache), **env},
+    out = subprocess.run([sys.executable, str(folder / "main.py"), str(folder)],
+                         env={**child_env(cache), **env},
                          capture_output=True, text=True, timeout=TIMEOUT)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.splitlines()[-1])
@@ -127,6 +128,12 @@ def test_editing_a_helper_module_gives_new_code_in_the_next_process(tmp_path, ki
     assert len(generated_files(cache)) == 2
 
 
+def flip_middle_byte(path):
+    content = bytearray(path.read_bytes())
+    content[len(content) // 2] ^= 0xFF
+    path.write_bytes(bytes(content))
+
+
 def test_damaged_numba_cache_files_are_rebuilt_not_loaded(tmp_path):
     cache = tmp_path / "cache"
     write_program(tmp_path / "program", HELPERS["plain"][0])
@@ -140,8 +147,7 @@ def test_damaged_numba_cache_files_are_rebuilt_not_loaded(tmp_path):
     damages = {
         "truncated index": lambda: index.write_bytes(index.read_bytes()[:40]),
         "garbage data file": lambda: data.write_bytes(os.urandom(500)),
-        "one flipped byte in the machine code": lambda: data.write_bytes(
-            (lambda b: b[:len(b) // 2] + bytes([b[len(b) // 2] ^ 0xFF]) + b[len(b) // 2 + 1:])(data.read_bytes())),
+        "one flipped byte in the machine code": lambda: flip_middle_byte(data),
     }
     for what, damage in damages.items():
         damage()
@@ -175,7 +181,8 @@ def test_concurrent_processes_compiling_into_one_fresh_cache_all_get_the_right_r
     write_program(program, HELPERS["plain"][0])
     barrier = tmp_path / "start"
     children = [subprocess.Popen([sys.executable, str(program / "main.py"), str(program), f"{barrier}{k}"],
-                                 env=child_env(cache), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 env=child_env(cache), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
                 for k in range(4)]
     try:
         deadline = time.monotonic() + TIMEOUT

@@ -13,7 +13,8 @@ import importlib.util
 import sys
 import threading
 
-from .cache_folder import NUMBA_SUBFOLDER, cache_dir, cache_location  # noqa: F401  (cache_dir: for function_checks)
+# cache_dir is imported from here by function_checks
+from .cache_folder import NUMBA_SUBFOLDER, cache_dir, cache_location  # noqa: F401
 from .cache_key import module_file_name
 from .source_files import discard_numba_cache, ensure_source_file
 
@@ -60,11 +61,11 @@ def load(source, name, backend="numba"):
     """The function ``name`` defined by ``source``: plain Python or numba-compiled."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (use 'numba' or 'python')")
-    key = (source, name, backend)
     with _lock:
+        folder, persistent = cache_location()
+        key = (source, name, backend, folder)
         fn = _loaded.get(key)
         if fn is None:
-            folder, persistent = cache_location()
             file_name, digest = module_file_name(source, name, backend)
             path = folder / file_name
             ensure_source_file(path, source)
