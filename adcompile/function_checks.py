@@ -80,6 +80,7 @@ def _apply_wrapper(cls, n_inputs, n_weighted=0):
     import sys
 
     from .backend.loader import cache_dir
+    from .backend.source_files import ensure_source_file
     names = [n if n.isidentifier() and n not in ("np", "fn") and not n.startswith("_") else f"a{k}"
              for k, n in enumerate(input_names(cls, n_inputs))]
     inputs = ", ".join(names if len(set(names)) == n_inputs else [f"a{k}" for k in range(n_inputs)])
@@ -99,8 +100,7 @@ def _apply_wrapper(cls, n_inputs, n_weighted=0):
     module = sys.modules.get(module_name)
     if module is None:
         path = cache_dir() / f"check_{name}_{digest}.py"
-        if not path.exists() or path.read_text() != source:
-            path.write_text(source)
+        ensure_source_file(path, source)  # written atomically; a wrong or planted file replaced
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
