@@ -6,13 +6,15 @@ of another function (its gradient, its vjp). Both are specialised per argument s
 turned into source, and compiled by the backend. Nothing is compiled before the first call.
 """
 import inspect
+import linecache
 import threading
 
 import numpy as np
 
 from .backend.loader import load
 from .codegen.python import generate
-from .errors import AdCompileError, CallError, SourceUnavailableError
+from .errors import (AdCompileError, CallError, Location, SourceUnavailableError, UnsupportedSyntaxError,
+                     located)
 from .frontend.parse import translate
 from .ir.builder import Namer
 from .ir.types import describe_value, type_of_value
@@ -139,7 +141,8 @@ class _Specialised:
         try:
             bound = python_signature.bind(*args, **kwargs)
         except TypeError as error:
-            raise CallError(f"{self.name}() takes {len(self.param_names)} arguments "
+            count = len(self.param_names)
+            raise CallError(f"{self.name}() takes {count} argument{'s' if count != 1 else ''} "
                             f"({', '.join(self.param_names)}): {error}") from None
         bound.apply_defaults()
         return bound.args
@@ -152,6 +155,7 @@ class CompiledFunction(_Specialised):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
+        _reject_async(pyfunc)
         self.pyfunc = pyfunc
         self.backend = backend
         self.name = getattr(pyfunc, "__name__", "function")
@@ -196,6 +200,18 @@ class CompiledFunction(_Specialised):
         return f"<adcompile.compile {self.name}>"
 
 
+def _reject_async(pyfunc):
+    """An ``async def`` function returns a coroutine in Python: refuse it at its ``def`` line
+    rather than compile it into something that returns a number. (``yield`` is rejected by the
+    frontend, at the ``yield``.)"""
+    if not (inspect.iscoroutinefunction(pyfunc) or inspect.isasyncgenfunction(pyfunc)):
+        return
+    code = pyfunc.__code__
+    line = linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")
+    location = Location(code.co_filename, code.co_firstlineno, None, line) if line else None
+    raise located(UnsupportedSyntaxError, "async def is not supported by adcompile", location)
+
+
 def as_compiled(f):
     if isinstance(f, _Specialised):
         return f
@@ -203,7 +219,8 @@ def as_compiled(f):
         return CompiledFunction(f)
     if callable(f):
         name = getattr(f, "__name__", type(f).__name__)
-        name = f"np.{name}" if isinstance(f, np.ufunc) else name
+        from_numpy = isinstance(f, np.ufunc) or str(getattr(f, "__module__", "")).startswith("numpy")
+        name = f"np.{name}" if from_numpy else name
         raise SourceUnavailableError(
             f"{name} is a {type(f).__name__}, not a Python function, so it has no Python source for "
             f"adcompile to differentiate; wrap it in a function, e.g. def f(x): return {name}(x)")
@@ -278,10 +295,11 @@ class DerivedFunction(_Specialised):
             indices = [k for k, t in enumerate(sig) if t.is_float]
         for k in indices:
             if not sig[k].is_float:
+                hint = "" if sig[k].dtype == "none" else \
+                    " (pass floats: float(n) for a number, a.astype(np.float64) for an array)"
                 raise CallError(f"{self.name}: cannot differentiate with respect to argument "
                                 f"'{self.param_names[k]}', which is {sig[k].describe()}: only float "
-                                f"scalars and float arrays have derivatives (pass a float, e.g. "
-                                f"{self.param_names[k]}=float(...) or .astype(np.float64))")
+                                f"scalars and float arrays have derivatives{hint}")
         return indices
 
     def check_scalar_output(self, fn_ir):

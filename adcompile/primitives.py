@@ -133,6 +133,9 @@ define("maximum", elementwise(), "np.maximum(_0, _1)")
 define("minimum", elementwise(), "np.minimum(_0, _1)")
 define("arctan2", elementwise(float_result=True), "np.arctan2(_0, _1)")
 define("logaddexp", elementwise(float_result=True), "np.logaddexp(_0, _1)")
+# Zero-safe products for derivative rules (runtime/nonfinite.py): 0 where the first is 0.
+define("mul_nz", elementwise(float_result=True), "rt.mul_nz(_0, _1)")
+define("div_nz", elementwise(float_result=True), "rt.div_nz(_0, _1)")
 define("where", lambda t, p, c=None: elementwise()(t[1:], p, (c or [False] * 3)[1:]).with_ndim(max(x.ndim for x in t)),
        lambda t, p: "(_1 if _0 else _2)" if max(x.ndim for x in t) == 0 else "np.where(_0, _1, _2)")
 define("clip", same_as_first,

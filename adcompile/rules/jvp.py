@@ -10,6 +10,10 @@ written one by one:
 * bilinear ones (matmul, outer) use the product rule;
 * reductions with non-linear weights (prod, max, min, norm) contract the reverse rule's
   weights with the tangent.
+
+Because elementwise forward rules are the reverse rules applied to a tangent, they inherit
+the zero-safe products (``div_nz``, ``mul_nz``): a zero tangent through sqrt or log at 0 gives
+a zero output tangent, not 0 * inf = nan, and the zero-safe primitives are elementwise too.
 """
 from ..ir.builder import const
 from .vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES

@@ -9,10 +9,18 @@ its argument's shape; all other rules return cotangents of the argument's shape 
 
 ``ScatterInto`` is returned by indexing rules whose cotangent is a write into a part of the
 argument's adjoint (``bx[i, 1:] += g``) rather than a whole array.
+
+Rules whose local derivative can be infinite (sqrt, log, a division, ``x ** 0.5``, arcsin, norm
+at 0) apply it with the zero-safe products ``div_nz``/``mul_nz`` (runtime/nonfinite.py): a
+zero cotangent then gives a zero contribution, as a linear map must, instead of 0 * inf = nan.
+This is what makes ``np.where(d2 > 0, np.sqrt(d2), 0.0)`` differentiable at ``d2 == 0``: the
+branch that was not selected receives a zero cotangent, and its infinite derivative stays out.
+Forward rules reuse these rules (rules/jvp.py), so a zero tangent is safe in the same way.
 """
 import math
 
 from ..ir.builder import const
+from ..ir.nodes import Const
 
 VJP_RULES = {}
 
@@ -25,7 +33,7 @@ NON_DIFFERENTIABLE = {
 }
 
 BROADCASTING = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "arctan2", "logaddexp", "where",
-                "clip", "mod"}
+                "clip", "mod", "mul_nz", "div_nz"}
 
 
 class ScatterInto:
@@ -63,22 +71,61 @@ def _mul(b, g, out, args, params, active):
     return [b.mul(g, y) if active[0] else None, b.mul(g, x) if active[1] else None]
 
 
+def _is_nonzero_constant(atom):
+    return isinstance(atom, Const) and isinstance(atom.value, (int, float)) and atom.value != 0
+
+
+def _div_by(b, g, denominator):
+    """g / denominator, zero where g is zero (plain division by a non-zero constant)."""
+    return b.div(g, denominator) if _is_nonzero_constant(denominator) else b.call("div_nz", g, denominator)
+
+
 @rule("div")
 def _div(b, g, out, args, params, active):
+    # d(x/y)/dy = -(x/y) / y, applied as -(g / y) * out: zero for a zero g even where y == 0
     x, y = args
-    gx = b.div(g, y) if active[0] else None
-    gy = b.neg(b.div(b.mul(g, out), y)) if active[1] else None
+    g_over_y = _div_by(b, g, y)
+    gx = g_over_y if active[0] else None
+    if active[1]:
+        gy = b.neg(b.mul(g_over_y, out) if _is_nonzero_constant(y) else b.call("mul_nz", g_over_y, out))
+    else:
+        gy = None
     return [gx, gy]
+
+
+@rule("mul_nz")
+def _mul_nz(b, g, out, args, params, active):
+    # mul_nz(a, d) is a * d, and 0 along d where a == 0: its adjoints are zero-safe too
+    a, d = args
+    return [b.call("mul_nz", g, d) if active[0] else None, b.mul(g, a) if active[1] else None]
+
+
+@rule("div_nz")
+def _div_nz(b, g, out, args, params, active):
+    a, d = args
+    g_over_d = b.call("div_nz", g, d)
+    return [g_over_d if active[0] else None,
+            b.neg(b.call("mul_nz", g_over_d, out)) if active[1] else None]
+
+
+def _finite_power_derivative(exponent):
+    """Whether d/dx x**exponent = exponent * x**(exponent - 1) is finite for every finite x."""
+    return isinstance(exponent, Const) and isinstance(exponent.value, (int, float)) and \
+        (exponent.value >= 1 or exponent.value == 0)
 
 
 @rule("pow")
 def _pow(b, g, out, args, params, active):
     x, y = args
     gx = gy = None
-    if active[0]:
+    if active[0] and _finite_power_derivative(y):
         gx = b.mul(g, b.mul(y, b.call("pow", x, b.sub(y, const(1.0)))))
+    elif active[0]:
+        # y * x**(y - 1) is infinite at x == 0 for y < 1: apply it as (g * y) / x**(1 - y)
+        gx = b.call("div_nz", b.mul(g, y), b.call("pow", x, b.sub(const(1.0), y)))
     if active[1]:
-        gy = b.mul(b.mul(g, out), b.call("log", x))
+        # x**y * log(x): log(0) = -inf, where x**y = 0 for y > 0
+        gy = b.call("mul_nz", b.mul(g, out), b.call("log", x))
     return [gx, gy]
 
 
@@ -119,12 +166,12 @@ def _tan(b, g, out, x):
 
 @_unary("arcsin")
 def _arcsin(b, g, out, x):
-    return b.div(g, b.call("sqrt", b.sub(const(1.0), b.mul(x, x))))
+    return b.call("div_nz", g, b.call("sqrt", b.sub(const(1.0), b.mul(x, x))))
 
 
 @_unary("arccos")
 def _arccos(b, g, out, x):
-    return b.neg(b.div(g, b.call("sqrt", b.sub(const(1.0), b.mul(x, x)))))
+    return b.neg(b.call("div_nz", g, b.call("sqrt", b.sub(const(1.0), b.mul(x, x)))))
 
 
 @_unary("arctan")
@@ -149,37 +196,37 @@ def _tanh(b, g, out, x):
 
 @_unary("exp")
 def _exp(b, g, out, x):
-    return b.mul(g, out)
+    return b.call("mul_nz", g, out)  # out overflows to inf for x > 709
 
 
 @_unary("expm1")
 def _expm1(b, g, out, x):
-    return b.mul(g, b.add(out, const(1.0)))
+    return b.call("mul_nz", g, b.add(out, const(1.0)))
 
 
 @_unary("log")
 def _log(b, g, out, x):
-    return b.div(g, x)
+    return b.call("div_nz", g, x)
 
 
 @_unary("log1p")
 def _log1p(b, g, out, x):
-    return b.div(g, b.add(const(1.0), x))
+    return b.call("div_nz", g, b.add(const(1.0), x))
 
 
 @_unary("log2")
 def _log2(b, g, out, x):
-    return b.div(g, b.mul(x, const(math.log(2.0))))
+    return b.call("div_nz", g, b.mul(x, const(math.log(2.0))))
 
 
 @_unary("log10")
 def _log10(b, g, out, x):
-    return b.div(g, b.mul(x, const(math.log(10.0))))
+    return b.call("div_nz", g, b.mul(x, const(math.log(10.0))))
 
 
 @_unary("sqrt")
 def _sqrt(b, g, out, x):
-    return b.div(g, b.mul(const(2.0), out))
+    return b.call("div_nz", g, b.mul(const(2.0), out))  # inf at 0, but 0 for a zero g
 
 
 @_unary("abs")
@@ -211,8 +258,8 @@ def _logaddexp(b, g, out, args, params, active):
 def _arctan2(b, g, out, args, params, active):
     y, x = args
     denom = b.add(b.mul(x, x), b.mul(y, y))
-    return [b.div(b.mul(g, x), denom) if active[0] else None,
-            b.neg(b.div(b.mul(g, y), denom)) if active[1] else None]
+    return [b.call("div_nz", b.mul(g, x), denom) if active[0] else None,
+            b.neg(b.call("div_nz", b.mul(g, y), denom)) if active[1] else None]
 
 
 @rule("where")
@@ -308,7 +355,9 @@ def _max(b, g, out, args, params, active):
 
 @rule("norm")
 def _norm(b, g, out, args, params, active):
-    return [b.mul(b.div(g, out), args[0])]
+    # x / |x| * g; at x == 0 the subgradient 0 (as PyTorch), not 0 * inf = nan
+    scale = b.call("where", b.call("eq", out, const(0.0)), const(0.0), b.call("div_nz", g, out))
+    return [b.mul(scale, args[0])]
 
 
 @rule("cumsum")

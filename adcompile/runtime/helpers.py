@@ -276,3 +276,14 @@ def cast_like(g, x):
     if isinstance(g, np.ndarray):
         return g.astype(dt, copy=False)
     return dt.type(g)
+
+
+_ZERO_SAFE = ("mul_nz", "div_nz")
+
+
+def __getattr__(name):
+    """The zero-safe products of :mod:`.nonfinite` (numba ufuncs), built on first use."""
+    if name in _ZERO_SAFE:
+        from . import nonfinite
+        return getattr(nonfinite, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
