@@ -1,0 +1,66 @@
+"""Run many random programs through adcompile's oracles, shrink the failures, save them.
+
+    python scripts/random_programs.py --count 10000 --seed 0 [--backend python|numba] [--jobs 2]
+        [--out randprog_failures] [--shrink-seconds 120] [--max-shrink 40]
+
+Prints a progress line, then a summary (programs, passed, rejected, wrong gradients, crashes,
+by kind). Each failure is shrunk (one per failure kind and shape of program, up to
+--max-shrink) and written as a self-contained file into the output folder.
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+os.environ.setdefault("ADCOMPILE_CACHE_DIR", "/tmp/randprog_cache")
+
+from randprog.generator import generate  # noqa: E402
+from randprog.runner import options_for, run_batch  # noqa: E402
+from randprog.shrink import shrink, snippet  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0, help="first program seed")
+    parser.add_argument("--backend", choices=("python", "numba"), default="python")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--out", default="randprog_failures")
+    parser.add_argument("--shrink-seconds", type=float, default=120.0)
+    parser.add_argument("--max-shrink", type=int, default=40, help="shrink at most this many failures")
+    opts = parser.parse_args()
+
+    start = time.monotonic()
+    seeds = range(opts.seed, opts.seed + opts.count)
+    summary = run_batch(seeds, opts.backend, jobs=opts.jobs, progress=True)
+    print(f"ran {opts.count} programs (seeds {opts.seed}..{opts.seed + opts.count - 1}, "
+          f"backend {opts.backend}) in {time.monotonic() - start:.0f}s")
+    print(summary.report())
+
+    os.makedirs(opts.out, exist_ok=True)
+    shrunk_kinds = {}
+    for result in summary.failures[:opts.max_shrink]:
+        kind = result.outcome.kind
+        options = options_for(result.seed, opts.backend)
+        program, outcome = result.program, result.outcome
+        # shrink with the fast backend when the failure reproduces there
+        if opts.backend == "numba":
+            python_options = dict(options, backend="python", compare_backends=False)
+            small, small_outcome = shrink(program, kind, budget_seconds=opts.shrink_seconds, **python_options)
+            if small_outcome is not None:
+                options = python_options
+        if options["backend"] == opts.backend:
+            small, small_outcome = shrink(program, kind, budget_seconds=opts.shrink_seconds, **options)
+        if small_outcome is None:  # flaky: report the unshrunk program
+            small, small_outcome = program, outcome
+        path = os.path.join(opts.out, f"{kind.replace(':', '_')}_seed{result.seed}.py")
+        with open(path, "w") as handle:
+            handle.write(snippet(small, small_outcome, options["backend"]))
+        shrunk_kinds.setdefault(kind, []).append(path)
+        print(f"shrunk seed {result.seed} ({kind}): {len(program.source)} -> {len(small.source)} chars: {path}")
+    return 1 if summary.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

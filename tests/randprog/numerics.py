@@ -1,0 +1,102 @@
+"""Numerical reference tools for the oracles: argument copies, flattening, central finite
+differences with a self-consistency check, and an honest closeness test.
+
+Tolerances. Central differences with step ``h`` have truncation error ~ h**2 |f'''| / 6 and
+rounding error ~ eps |f| / h. With h = 1e-5 and the programs' bounded values both are below
+1e-9 |f|, so gradients are compared with rtol 1e-5 and atol 1e-7 * max(1, |f|). A function is
+"benign at the sample point" when the differences with h = 1e-5 and h = 1e-4 agree to rtol
+1e-5 (a kink or branch switch within ~1e-4 of the point breaks that agreement).
+"""
+import numpy as np
+
+FD_STEP = 1e-5
+FD_CHECK_STEP = 1e-4
+RTOL = 1e-5
+ATOL = 1e-7
+EXACT_RTOL = 1e-9  # the same computation run two ways (plain Python, generated code, numba)
+EXACT_ATOL = 1e-12
+
+
+def fresh(args):
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def as_list(value):
+    """A result (scalar, array or tuple) as a list of float arrays."""
+    if isinstance(value, (tuple, list)):
+        return [np.asarray(v, dtype=float) for v in value]
+    return [np.asarray(value, dtype=float)]
+
+
+def inner(xs, ys):
+    return float(sum(np.sum(np.asarray(x) * np.asarray(y)) for x, y in zip(xs, ys)))
+
+
+def perturbed(args, direction, step):
+    """``args + step * direction`` for the float arguments (direction[k] None: unchanged)."""
+    out = []
+    for a, d in zip(args, direction):
+        if d is None:
+            out.append(a)
+        elif isinstance(a, np.ndarray):
+            out.append(a + step * d)
+        else:
+            out.append(a + step * float(d))
+    return tuple(out)
+
+
+def unit_directions(args, indices):
+    """(argument index, element index, direction tuple) for every element of the float args."""
+    for k in indices:
+        a = args[k]
+        size = np.size(a)
+        for e in range(size):
+            direction = [None] * len(args)
+            if isinstance(a, np.ndarray):
+                d = np.zeros(a.shape)
+                d.flat[e] = 1.0
+                direction[k] = d
+            else:
+                direction[k] = 1.0
+            yield k, e, tuple(direction)
+
+
+def central_gradient(loss, args, indices, step):
+    """Central-difference gradient of scalar ``loss(*args)`` for the arguments ``indices``."""
+    grads = {k: np.zeros(np.shape(args[k])) for k in indices}
+    for k, e, direction in unit_directions(args, indices):
+        up = loss(*perturbed(fresh(args), direction, step))
+        down = loss(*perturbed(fresh(args), direction, -step))
+        grads[k].flat[e] = (up - down) / (2.0 * step)
+    return [grads[k] if np.ndim(args[k]) else float(grads[k]) for k in indices]
+
+
+def close(actual, expected, rtol, atol):
+    """Whether every array in ``actual`` is close to ``expected`` (same shapes required)."""
+    actual, expected = as_list(actual), as_list(expected)
+    if len(actual) != len(expected):
+        return False
+    for a, e in zip(actual, expected):
+        if a.shape != e.shape:
+            return False
+        if not np.all(np.isfinite(a)) and not np.array_equal(a, e, equal_nan=True):
+            return False
+        if np.any(np.abs(a - e) > atol + rtol * np.abs(e)):
+            return False
+    return True
+
+
+def worst(actual, expected):
+    """A short description of the largest difference, for failure messages."""
+    parts = []
+    for a, e in zip(as_list(actual), as_list(expected)):
+        parts.append(f"got {np.array2string(a, precision=6)} expected {np.array2string(e, precision=6)}")
+    return "; ".join(parts)
+
+
+def random_direction(rng, args, indices):
+    direction = [None] * len(args)
+    for k in indices:
+        a = args[k]
+        direction[k] = rng.standard_normal(a.shape) if isinstance(a, np.ndarray) else float(rng.standard_normal())
+    return tuple(direction)

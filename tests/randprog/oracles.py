@@ -1,0 +1,247 @@
+"""Oracles for one generated program.
+
+``check_program(program, backend)`` returns an ``Outcome``:
+
+- ``passed``: every oracle agreed;
+- ``rejected``: adcompile raised an ``AdCompileError`` (a documented rejection), kept apart;
+- ``discarded``: the program is not a fair test at this point (plain Python raised or gave
+  non-finite or huge values, or its finite differences are not self-consistent: a kink);
+- ``wrong``: a value or derivative disagrees with its reference;
+- ``crash``: adcompile raised anything that is not an ``AdCompileError``.
+
+Oracles: (a) the compiled forward (result and any writes into arguments) equals plain
+Python; (b) reverse mode (value_and_grad, grad, or vjp for array/tuple results) equals central
+finite differences and forward mode (<grad, v> == jvp in two random directions); derived
+functions leave their arguments unchanged; (c) with ``compare_backends`` the numba run equals
+the generated source run as plain Python; (d) with ``second_order``: hvp against finite
+differences of the gradient, and hessian against hvp columns.
+"""
+import traceback
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+import adcompile
+
+from .loading import load_module, unload_module
+from .numerics import (ATOL, EXACT_ATOL, EXACT_RTOL, FD_CHECK_STEP, FD_STEP, RTOL, as_list,
+                       central_gradient, close, fresh, inner, perturbed, random_direction, worst)
+
+
+@dataclass
+class Outcome:
+    status: str  # passed, rejected, discarded, wrong, crash
+    kind: str = ""  # e.g. "wrong:grad-vs-fd", "crash:grad:NameError"
+    detail: str = ""
+
+    @property
+    def failed(self):
+        return self.status in ("wrong", "crash")
+
+
+class Stop(Exception):
+    """Ends the checks of a program with an outcome."""
+
+    def __init__(self, outcome):
+        super().__init__(outcome.kind)
+        self.outcome = outcome
+
+
+def wrong(kind, detail):
+    raise Stop(Outcome("wrong", "wrong:" + kind, detail))
+
+
+class ProgramCheck:
+    def __init__(self, program, module, backend, second_order, compare_backends):
+        self.program = program
+        self.f = module.f
+        self.args = program.args
+        self.indices = program.float_arg_indices
+        self.backend = backend
+        self.second_order = second_order and program.returns == "scalar"
+        self.compare_backends = compare_backends
+        self.rng = np.random.default_rng(program.seed + 1)
+        self.scalar = program.returns == "scalar"
+
+    # ------------------------------------------------------------------ helpers
+    def adcompile_call(self, stage, fn, *call_args):
+        """Call into adcompile; AdCompileError -> rejected, anything else -> crash."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return fn(*call_args)
+        except adcompile.AdCompileError as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise Stop(Outcome("rejected", f"rejected:{stage}:{type(error).__name__}", first))
+        except Stop:
+            raise
+        except Exception as error:  # noqa: BLE001  (every other exception is a crash)
+            detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+            raise Stop(Outcome("crash", f"crash:{stage}:{type(error).__name__}", detail[:2000]))
+
+    def plain(self, *args):
+        with np.errstate(all="raise"):
+            return self.f(*args)
+
+    def loss(self, *args):
+        out = self.plain(*args)
+        return float(out) if self.scalar else inner(as_list(out), self.cotangent)
+
+    def derived_call(self, stage, fn, *args):
+        """Call a derived function on copies of the arguments; they must stay unchanged."""
+        copies = fresh(self.args)
+        result = self.adcompile_call(stage, fn, *copies)
+        if not close(list(copies), list(self.args), 0.0, 0.0):
+            wrong(f"{stage}-mutates-arguments", worst(list(copies), list(self.args)))
+        return result
+
+    # ------------------------------------------------------------------ reference
+    def reference(self):
+        try:
+            copies = fresh(self.args)
+            out = self.plain(*copies)
+        except Exception as error:  # noqa: BLE001
+            raise Stop(Outcome("discarded", "discarded:python-error", f"{type(error).__name__}: {error}"))
+        values = as_list(out)
+        if not all(np.all(np.isfinite(v)) for v in values):
+            raise Stop(Outcome("discarded", "discarded:not-finite"))
+        if max(float(np.max(np.abs(v), initial=0.0)) for v in values) > 1e4:
+            raise Stop(Outcome("discarded", "discarded:too-large"))
+        self.out, self.mutated = out, copies
+        self.cotangent = [self.rng.standard_normal(v.shape) for v in values]
+        self.fd = self.benign_gradient(self.loss)
+        self.scale = max(1.0, abs(self.loss(*fresh(self.args))))
+
+    def benign_gradient(self, loss):
+        try:
+            fine = central_gradient(loss, self.args, self.indices, FD_STEP)
+            coarse = central_gradient(loss, self.args, self.indices, FD_CHECK_STEP)
+        except Exception as error:  # noqa: BLE001
+            raise Stop(Outcome("discarded", "discarded:python-error", f"{type(error).__name__}: {error}"))
+        if not close(coarse, fine, RTOL, ATOL):
+            raise Stop(Outcome("discarded", "discarded:kink"))
+        if max(float(np.max(np.abs(g), initial=0.0)) for g in as_list(tuple(fine)) or [0.0]) > 1e4:
+            raise Stop(Outcome("discarded", "discarded:too-large"))
+        return fine
+
+    # ------------------------------------------------------------------ oracles
+    def forward(self, compiled, stage="forward"):
+        copies = fresh(self.args)
+        out = self.adcompile_call(stage, compiled, *copies)
+        if not close(out, self.out, EXACT_RTOL, EXACT_ATOL):
+            wrong(stage, worst(out, self.out))
+        if not close(list(copies), list(self.mutated), EXACT_RTOL, EXACT_ATOL):
+            wrong(stage + "-argument-writes", worst(list(copies), list(self.mutated)))
+        return out
+
+    def reverse(self, compiled):
+        wrt = self.indices
+        if self.scalar:
+            value, grads = self.derived_call("value_and_grad", adcompile.value_and_grad(compiled, wrt=wrt))
+            if not close(value, self.out, EXACT_RTOL, EXACT_ATOL):
+                wrong("value_and_grad-value", worst(value, self.out))
+            if not close(list(grads), self.fd, RTOL, ATOL * self.scale):
+                wrong("grad-vs-fd", worst(list(grads), self.fd))
+            plain_grads = self.derived_call("grad", adcompile.grad(compiled, wrt=wrt))
+            if not close(list(plain_grads), list(grads), EXACT_RTOL, EXACT_ATOL):
+                wrong("grad-vs-value_and_grad", worst(list(plain_grads), list(grads)))
+        else:
+            copies = fresh(self.args)
+            out, pullback = self.adcompile_call("vjp", lambda: adcompile.vjp(compiled, *copies, wrt=wrt))
+            if not close(out, self.out, EXACT_RTOL, EXACT_ATOL):
+                wrong("vjp-value", worst(out, self.out))
+            cot = tuple(self.cotangent) if isinstance(self.out, tuple) else self.cotangent[0]
+            grads = self.adcompile_call("vjp-pullback", pullback, cot)
+            if not close(list(copies), list(self.args), 0.0, 0.0):
+                wrong("vjp-mutates-arguments", worst(list(copies), list(self.args)))
+            if not close(list(grads), self.fd, RTOL, ATOL * self.scale):
+                wrong("vjp-vs-fd", worst(list(grads), self.fd))
+        return list(grads)
+
+    def forward_mode(self, compiled, grads):
+        for _ in range(2):
+            direction = random_direction(self.rng, self.args, self.indices)
+            tangents = tuple(direction[k] for k in range(len(self.args)))
+            out, tangent_out = self.derived_call(
+                "jvp", lambda *a: adcompile.jvp(compiled, a, tangents), *self.args)
+            if not close(out, self.out, EXACT_RTOL, EXACT_ATOL):
+                wrong("jvp-value", worst(out, self.out))
+            projected = float(tangent_out) if self.scalar else inner(as_list(tangent_out), self.cotangent)
+            expected = inner(grads, [direction[k] for k in self.indices])
+            size = sum(float(np.sum(np.abs(g * direction[k]))) for g, k in zip(grads, self.indices))
+            if abs(projected - expected) > ATOL * self.scale + RTOL * max(abs(expected), size):
+                wrong("jvp-vs-reverse", f"<J v, c> = {projected!r}, <grad, v> = {expected!r}")
+
+    def hessian_checks(self, compiled):
+        wrt = self.indices
+        grad_fn = adcompile.grad(compiled, wrt=wrt)
+        direction = random_direction(self.rng, self.args, self.indices)
+        hv = self.derived_call("hvp", lambda *a: adcompile.hvp(compiled, a, direction), *self.args)
+        hv = list(hv) if isinstance(hv, tuple) else [hv]
+
+        def grad_at(step):
+            point = perturbed(fresh(self.args), direction, step)
+            return [np.asarray(g, dtype=float) for g in self.adcompile_call("grad", grad_fn, *point)]
+
+        fine = [(u - d) / (2 * FD_STEP) for u, d in zip(grad_at(FD_STEP), grad_at(-FD_STEP))]
+        coarse = [(u - d) / (2 * FD_CHECK_STEP) for u, d in zip(grad_at(FD_CHECK_STEP), grad_at(-FD_CHECK_STEP))]
+        if not close(coarse, fine, RTOL, ATOL):
+            return  # the gradient has a kink near the point: no second-order reference here
+        grad_scale = max([1.0] + [float(np.max(np.abs(g), initial=0.0)) for g in self.fd])
+        if not close(hv, fine, RTOL, ATOL * grad_scale):
+            wrong("hvp-vs-fd", worst(hv, fine))
+        k = self.rng.choice(wrt)
+        hessian = self.derived_call("hessian", adcompile.hessian(compiled, wrt=int(k)), *self.args)
+        x = self.args[k]
+        columns = []
+        for e in range(np.size(x)):
+            unit = [None] * len(self.args)
+            unit[k] = np.eye(np.size(x))[e].reshape(np.shape(x)) if np.ndim(x) else 1.0
+            col = self.derived_call("hvp", lambda *a: adcompile.hvp(compiled, a, tuple(unit)), *self.args)
+            columns.append(np.asarray(col, dtype=float).ravel())
+        expected = np.stack(columns, axis=-1).reshape(np.shape(x) + np.shape(x))
+        if not close(np.asarray(hessian, dtype=float), expected, EXACT_RTOL * 1e3, EXACT_ATOL * 1e3 * grad_scale):
+            wrong("hessian-vs-hvp", worst(np.asarray(hessian, dtype=float), expected))
+
+    def backends_agree(self, compiled, grads):
+        """The numba-compiled results equal the same generated source run as plain Python."""
+        python = self.adcompile_call("python-backend", lambda: adcompile.compile(self.f, backend="python"))
+        out = self.adcompile_call("python-backend", python, *fresh(self.args))
+        numba_out = self.adcompile_call("forward", compiled, *fresh(self.args))
+        if not close(numba_out, out, EXACT_RTOL, EXACT_ATOL):
+            wrong("backend-forward", worst(numba_out, out))
+        if self.scalar:
+            python_grads = self.derived_call("python-backend-grad", adcompile.grad(python, wrt=self.indices))
+            if not close(list(python_grads), grads, EXACT_RTOL * 1e2, EXACT_ATOL * self.scale):
+                wrong("backend-grad", worst(grads, list(python_grads)))
+
+    def run(self):
+        self.reference()
+        compiled = adcompile.compile(self.f, backend=self.backend)
+        self.forward(compiled)
+        grads = self.reverse(compiled)
+        self.forward_mode(compiled, grads)
+        if self.compare_backends:
+            self.backends_agree(compiled, grads)
+        if self.second_order:
+            self.hessian_checks(compiled)
+        return Outcome("passed")
+
+
+def check_program(program, backend="python", second_order=False, compare_backends=False):
+    """Run every oracle on ``program``; never raises for adcompile's failures."""
+    try:
+        module = load_module(program.source)
+    except Exception as error:  # noqa: BLE001  (a generator bug: the source does not import)
+        return Outcome("discarded", "discarded:import-error", f"{type(error).__name__}: {error}")
+    try:
+        if not callable(getattr(module, "f", None)):
+            return Outcome("discarded", "discarded:no-entry-function")
+        return ProgramCheck(program, module, backend, second_order, compare_backends).run()
+    except Stop as stop:
+        return stop.outcome
+    except Exception as error:  # noqa: BLE001  (a candidate the harness cannot judge, e.g. while shrinking)
+        return Outcome("discarded", "discarded:harness-error", f"{type(error).__name__}: {error}")
+    finally:
+        unload_module(module)

@@ -1,0 +1,105 @@
+"""Run batches of random programs and summarise the outcomes.
+
+``run_one(seed, backend)`` generates and checks one program (a share of them with second-order
+oracles; numba runs also compare against the plain-Python backend). ``run_batch`` runs many,
+optionally in worker processes, and returns a ``Summary`` with the failing programs.
+"""
+import collections
+import concurrent.futures
+import sys
+import time
+from dataclasses import dataclass, field
+
+from .generator import generate
+from .oracles import check_program
+
+SECOND_ORDER_EVERY = 4  # every 4th seed also gets hvp/hessian checks
+
+
+@dataclass
+class Result:
+    seed: int
+    backend: str
+    outcome: object
+    program: object = None  # kept only for failures
+
+
+@dataclass
+class Summary:
+    counts: collections.Counter = field(default_factory=collections.Counter)
+    kinds: collections.Counter = field(default_factory=collections.Counter)
+    rejection_messages: collections.Counter = field(default_factory=collections.Counter)
+    failures: list = field(default_factory=list)
+    features: collections.Counter = field(default_factory=collections.Counter)
+
+    def add(self, result, features=()):
+        outcome = result.outcome
+        self.counts["programs"] += 1
+        self.counts[outcome.status] += 1
+        self.features.update(features)
+        if outcome.status != "passed":
+            self.kinds[outcome.kind] += 1
+        if outcome.status == "rejected":
+            self.rejection_messages[outcome.detail[:120]] += 1
+        if outcome.failed:
+            self.failures.append(result)
+
+    def report(self):
+        c = self.counts
+        checked = c["programs"] - c["discarded"]
+        lines = [f"programs {c['programs']}: passed {c['passed']}, rejected {c['rejected']} "
+                 f"({100.0 * c['rejected'] / max(checked, 1):.1f}% of non-discarded), "
+                 f"wrong {c['wrong']}, crashed {c['crash']}, discarded {c['discarded']} "
+                 f"(not benign at the sample point)"]
+        for kind, n in sorted(self.kinds.items(), key=lambda kv: -kv[1]):
+            lines.append(f"  {n:6d}  {kind}")
+        if self.rejection_messages:
+            lines.append("most common rejection messages:")
+            for message, n in self.rejection_messages.most_common(8):
+                lines.append(f"  {n:6d}  {message}")
+        return "\n".join(lines)
+
+
+def options_for(seed, backend):
+    return dict(backend=backend, second_order=seed % SECOND_ORDER_EVERY == 0,
+                compare_backends=backend == "numba")
+
+
+def run_one(seed, backend="python"):
+    program = generate(seed)
+    outcome = check_program(program, **options_for(seed, backend))
+    return Result(seed, backend, outcome, program if outcome.failed else None), sorted(program.features)
+
+
+def _run_chunk(seeds, backend):
+    return [run_one(seed, backend) for seed in seeds]
+
+
+def run_batch(seeds, backend="python", jobs=1, progress=False):
+    summary = Summary()
+    start = time.monotonic()
+    seeds = list(seeds)
+
+    def record(pairs):
+        for result, features in pairs:
+            summary.add(result, features)
+        if progress:
+            c = summary.counts
+            sys.stderr.write(f"\r{c['programs']}/{len(seeds)} programs, {c['wrong']} wrong, "
+                             f"{c['crash']} crashed, {c['rejected']} rejected, "
+                             f"{time.monotonic() - start:.0f}s ")
+            sys.stderr.flush()
+
+    if jobs <= 1:
+        for k in range(0, len(seeds), 10):
+            record(_run_chunk(seeds[k:k + 10], backend))
+    else:
+        chunks = [seeds[k:k + 20] for k in range(0, len(seeds), 20)]
+        with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
+            futures = [pool.submit(_run_chunk, chunk, backend) for chunk in chunks]
+            for future in concurrent.futures.as_completed(futures):
+                record(future.result())
+    if progress:
+        sys.stderr.write("\n")
+    summary.failures.sort(key=lambda r: r.seed)
+    return summary
