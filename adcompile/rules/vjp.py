@@ -10,11 +10,13 @@ its argument's shape; all other rules return cotangents of the argument's shape 
 ``ScatterInto`` is returned by indexing rules whose cotangent is a write into a part of the
 argument's adjoint (``bx[i, 1:] += g``) rather than a whole array.
 
-Rules whose local derivative can be infinite (sqrt, log, a division, ``x ** 0.5``, arcsin, norm
-at 0) apply it with the zero-safe products ``div_nz``/``mul_nz`` (runtime/nonfinite.py): a
+Rules whose local derivative is genuinely infinite at a finite point (sqrt, log, a division,
+``x ** 0.5``, arcsin, norm at 0) apply it with the zero-safe products ``div_nz``/``mul_nz`` (runtime/nonfinite.py): a
 zero cotangent then gives a zero contribution, as a linear map must, instead of 0 * inf = nan.
 This is what makes ``np.where(d2 > 0, np.sqrt(d2), 0.0)`` differentiable at ``d2 == 0``: the
 branch that was not selected receives a zero cotangent, and its infinite derivative stays out.
+Derivatives that are infinite only by overflow (exp at 800) keep plain products: there the zero
+cotangent is usually an underflow, and nan is the honest answer.
 Forward rules reuse these rules (rules/jvp.py), so a zero tangent is safe in the same way.
 """
 import math
@@ -196,12 +198,15 @@ def _tanh(b, g, out, x):
 
 @_unary("exp")
 def _exp(b, g, out, x):
-    return b.call("mul_nz", g, out)  # out overflows to inf for x > 709
+    # A plain product: out = inf is an overflow, not an infinite derivative, and the cotangent
+    # reaching it is often an underflowed 1 / inf (naive softplus log(1 + exp(800))); 0 * inf
+    # must stay nan there rather than become a silently wrong 0.
+    return b.mul(g, out)
 
 
 @_unary("expm1")
 def _expm1(b, g, out, x):
-    return b.call("mul_nz", g, b.add(out, const(1.0)))
+    return b.mul(g, b.add(out, const(1.0)))
 
 
 @_unary("log")

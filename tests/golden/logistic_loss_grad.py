@@ -24,5 +24,5 @@ def logistic_loss_grad(w, X, y):
     bp += -rt.div_nz(rt.unbroadcast(rt.unbroadcast(_t_16, _t_10) * _t_7, _t_9), _t_8)
     bp += rt.div_nz(rt.unbroadcast(rt.unbroadcast(_t_16, _t_6) * y, _t_5), p)
     # grad of: p = 1.0 / (1.0 + np.exp(-(X @ w)))
-    bw += rt.matmul(X.T, -rt.mul_nz(-rt.mul_nz(rt.div_nz(bp, _t_3), p), _t_2))
+    bw += rt.matmul(X.T, rt.mul_nz(rt.div_nz(bp, _t_3), p) * _t_2)
     return bw,

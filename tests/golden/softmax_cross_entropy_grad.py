@@ -22,8 +22,8 @@ def softmax_cross_entropy_grad(logits, labels):
     rt.scatter_add2(blog_probs, _t_10, labels, rt.broadcast_to_shape(-1.0 / float(_t_11.size), _t_11))
     # grad of: log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
     bshifted += rt.unbroadcast(blog_probs, shifted)
-    bshifted += rt.mul_nz(rt.broadcast_to_shape(rt.expand_axis(rt.sum_axis(rt.div_nz(rt.
-    unbroadcast(-blog_probs, _t_6), _t_5), 1), 1), _t_3), _t_3)
+    bshifted += (rt.broadcast_to_shape(rt.expand_axis(rt.sum_axis(rt.div_nz(rt.unbroadcast(
+    -blog_probs, _t_6), _t_5), 1), 1), _t_3) * _t_3)
     # grad of: shifted = logits - np.max(logits, axis=1, keepdims=True)
     blogits += rt.unbroadcast(bshifted, logits)
     _t_30 = logits == rt.broadcast_to_shape(_t_1, logits)
