@@ -398,9 +398,6 @@ def test_failing_compiled_function_mutates_its_argument_as_python_does():
     assert list(x) == [10.0, 1.0, 1.0]
 
 
-@pytest.mark.xfail(strict=True, reason="a derived function writes into the argument and restores it in "
-                   "the backward sweep; an exception in between leaves the write (transforms/reverse.py "
-                   "would have to work on a copy of written arguments)")
 def test_failing_gradient_leaves_its_argument_unchanged():
     x = np.ones(3)
     with pytest.raises(ShapeError):

@@ -385,3 +385,28 @@ def test_float32_saved_view():
     g = adcompile.grad(adcompile.compile(square_tail, backend="python"))(x)
     assert g.dtype == np.float32
     np.testing.assert_allclose(g, [1.0, 2 * x[1], 2 * x[2]], rtol=1e-6)
+
+
+# ---------------------------------------------------------------------- arguments are values
+def writes_into_argument(x, a):
+    x[1] = x[0] * a
+    x *= a
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_derived_functions_leave_written_arguments_unchanged(backend):
+    """Every derived function copies an argument it writes into (the primal function writes
+    into the caller's array, as Python does); forward mode with respect to another argument
+    starts the written argument's tangent at zero. d/da of 10 a^2 + a^4 at x = (1, 2, 3)."""
+    compiled = adcompile.compile(writes_into_argument, backend=backend)
+    x, a = np.array([1.0, 2.0, 3.0]), 0.7
+    derived = [adcompile.grad(compiled, wrt=1), adcompile.value_and_grad(compiled, wrt=1),
+               lambda *args: adcompile.jvp(compiled, args, (None, 1.0)), adcompile.hessian(compiled, wrt=1)]
+    grad_a, (_, grad_a_too), (_, tangent), second = [fn(x, a) for fn in derived]
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+    for got in (grad_a, grad_a_too, tangent):
+        assert got == pytest.approx(20 * a + 4 * a ** 3, rel=1e-12)
+    assert second == pytest.approx(20 + 12 * a ** 2, rel=1e-12)
+    compiled(x, a)
+    np.testing.assert_allclose(x, [a, a * a, 3 * a])

@@ -18,6 +18,7 @@ from ..ir.nodes import (AccumItem, Assign, Comment, CustomCall, For, Function, I
 from ..passes.activity import active_vars
 from ..rules.jvp import jvp_rule
 from ..rules.vjp import NON_DIFFERENTIABLE
+from .arguments import copy_written_arguments
 
 
 class ForwardTransform:
@@ -44,8 +45,13 @@ class ForwardTransform:
 
     def run(self):
         tangent_params = [self.tangent(p) for p in self.wrt]
-        body = self.block(self.fn.body)
+        body = []
         b = Builder(self.namer, body)
+        copy_written_arguments(self.fn, b)
+        for param in self.fn.params:  # written with active values, so they get tangents too
+            if param in self.active and param not in self.wrt:
+                b.emit("zeros_like", [param], target=self.tangent(param))
+        body += self.block(self.fn.body)
         out_tangents = []
         for atom in self.fn.results:
             t = self.tangent_of(atom)

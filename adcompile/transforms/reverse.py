@@ -28,6 +28,7 @@ from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, Func
 from ..ir.types import NONE_T, Type
 from ..passes.activity import active_vars
 from ..rules.vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES, ScatterInto, getitem
+from .arguments import copy_written_arguments
 from .scopes import Scopes, check_shared_memory_writes, memory_roots
 
 from ..frontend.indexing import index_params
@@ -274,10 +275,7 @@ class ReverseTransform:
                     self.restored.add(target)
                 out.append(stmt)
             elif isinstance(stmt, SetItem):
-                # writes into arguments are always undone, so that derived functions leave
-                # their arguments as they found them
-                if (stmt.array in self.needed and self.read_before(stmt.array, stmt)
-                        or stmt.array in self.fn.params):
+                if stmt.array in self.needed and self.read_before(stmt.array, stmt):
                     b = Builder(self.namer, out, stmt.loc)
                     old = getitem(b, stmt.array, stmt.items)
                     if old.type.ndim:
@@ -725,6 +723,7 @@ class ReverseTransform:
         for tape, type_ in self.tapes:
             like = b.emit("placeholder", [], type=type_)
             b.emit("new_tape", [like], target=tape)
+        copy_written_arguments(self.fn, b)
         epilogue = []
         b = Builder(self.namer, epilogue)
         grads = []
