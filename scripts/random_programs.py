@@ -1,11 +1,11 @@
 """Run many random programs through adcompile's oracles, shrink the failures, save them.
 
     python scripts/random_programs.py --count 10000 --seed 0 [--backend python|numba] [--jobs 2]
-        [--out randprog_failures] [--shrink-seconds 120] [--max-shrink 40]
+        [--out randprog_failures] [--shrink-seconds 120] [--per-kind 2]
 
 Prints a progress line, then a summary (programs, passed, rejected, wrong gradients, crashes,
-by kind). Each failure is shrunk (one per failure kind and shape of program, up to
---max-shrink) and written as a self-contained file into the output folder.
+by kind). Failing seeds are listed in failing_seeds.txt; up to --per-kind failures of each
+kind are shrunk and written as a self-contained file into the output folder.
 """
 import argparse
 import os
@@ -28,8 +28,9 @@ def main():
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", default="randprog_failures")
     parser.add_argument("--shrink-seconds", type=float, default=120.0)
-    parser.add_argument("--max-shrink", type=int, default=40, help="shrink at most this many failures")
+    parser.add_argument("--per-kind", type=int, default=2, help="shrink at most this many failures of each kind")
     opts = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)
 
     start = time.monotonic()
     seeds = range(opts.seed, opts.seed + opts.count)
@@ -39,9 +40,14 @@ def main():
     print(summary.report())
 
     os.makedirs(opts.out, exist_ok=True)
+    with open(os.path.join(opts.out, "failing_seeds.txt"), "w") as handle:
+        for result in summary.failures:
+            handle.write(f"{result.seed} {result.outcome.kind}\n")
     shrunk_kinds = {}
-    for result in summary.failures[:opts.max_shrink]:
+    for result in summary.failures:
         kind = result.outcome.kind
+        if len(shrunk_kinds.get(kind, [])) >= opts.per_kind:
+            continue
         options = options_for(result.seed, opts.backend)
         program, outcome = result.program, result.outcome
         # shrink with the fast backend when the failure reproduces there
@@ -50,7 +56,9 @@ def main():
             small, small_outcome = shrink(program, kind, budget_seconds=opts.shrink_seconds, **python_options)
             if small_outcome is not None:
                 options = python_options
-        if options["backend"] == opts.backend:
+            else:
+                small, small_outcome = shrink(program, kind, budget_seconds=opts.shrink_seconds, **options)
+        else:
             small, small_outcome = shrink(program, kind, budget_seconds=opts.shrink_seconds, **options)
         if small_outcome is None:  # flaky: report the unshrunk program
             small, small_outcome = program, outcome

@@ -16,6 +16,7 @@ functions leave their arguments unchanged; (c) with ``compare_backends`` the num
 the generated source run as plain Python; (d) with ``second_order``: hvp against finite
 differences of the gradient, and hessian against hvp columns.
 """
+import signal
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -31,13 +32,13 @@ from .numerics import (ATOL, EXACT_ATOL, EXACT_RTOL, FD_CHECK_STEP, FD_STEP, RTO
 
 @dataclass
 class Outcome:
-    status: str  # passed, rejected, discarded, wrong, crash
+    status: str  # passed, rejected, discarded, wrong, crash, timeout
     kind: str = ""  # e.g. "wrong:grad-vs-fd", "crash:grad:NameError"
     detail: str = ""
 
     @property
     def failed(self):
-        return self.status in ("wrong", "crash")
+        return self.status in ("wrong", "crash", "timeout")
 
 
 class Stop(Exception):
@@ -245,3 +246,26 @@ def check_program(program, backend="python", second_order=False, compare_backend
         return Outcome("discarded", "discarded:harness-error", f"{type(error).__name__}: {error}")
     finally:
         unload_module(module)
+
+
+class Timeout(BaseException):
+    """Raised by the alarm in ``check_with_timeout`` (a BaseException: no oracle catches it)."""
+
+
+def check_with_timeout(program, seconds, *args, **kwargs):
+    """``check_program`` that gives up after ``seconds`` (a compiler hang is a failure; the
+    outcome names the innermost adcompile function that was running)."""
+    def alarm(signum, frame):
+        raise Timeout()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return check_program(program, *args, **kwargs)
+    except Timeout as error:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if "adcompile" in f.filename]
+        where = f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else "?"
+        return Outcome("timeout", "timeout", f"no result after {seconds:.0f}s; running {where}")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

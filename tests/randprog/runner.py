@@ -11,9 +11,10 @@ import time
 from dataclasses import dataclass, field
 
 from .generator import generate
-from .oracles import check_program
+from .oracles import check_with_timeout
 
 SECOND_ORDER_EVERY = 4  # every 4th seed also gets hvp/hessian checks
+PROGRAM_TIMEOUT = {"python": 60.0, "numba": 300.0}  # seconds; longer counts as a "timeout" failure
 
 
 @dataclass
@@ -49,7 +50,7 @@ class Summary:
         checked = c["programs"] - c["discarded"]
         lines = [f"programs {c['programs']}: passed {c['passed']}, rejected {c['rejected']} "
                  f"({100.0 * c['rejected'] / max(checked, 1):.1f}% of non-discarded), "
-                 f"wrong {c['wrong']}, crashed {c['crash']}, discarded {c['discarded']} "
+                 f"wrong {c['wrong']}, crashed {c['crash']}, timeouts {c['timeout']}, discarded {c['discarded']} "
                  f"(not benign at the sample point)"]
         for kind, n in sorted(self.kinds.items(), key=lambda kv: -kv[1]):
             lines.append(f"  {n:6d}  {kind}")
@@ -67,7 +68,7 @@ def options_for(seed, backend):
 
 def run_one(seed, backend="python"):
     program = generate(seed)
-    outcome = check_program(program, **options_for(seed, backend))
+    outcome = check_with_timeout(program, PROGRAM_TIMEOUT[backend], **options_for(seed, backend))
     return Result(seed, backend, outcome, program if outcome.failed else None), sorted(program.features)
 
 
