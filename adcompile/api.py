@@ -300,6 +300,9 @@ class DerivedFunction(_Specialised):
                 raise CallError(f"{self.name}: cannot differentiate with respect to argument "
                                 f"'{self.param_names[k]}', which is {sig[k].describe()}: only float "
                                 f"scalars and float arrays have derivatives{hint}")
+        if not indices and self.kind in ("grad", "value_and_grad"):
+            raise CallError(f"{self.name}: nothing to differentiate: wrt names no argument, and no "
+                            f"argument is a float scalar or a float array")
         return indices
 
     def check_scalar_output(self, fn_ir):

@@ -92,7 +92,7 @@ def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise
 
 def _float_args(args):
     return tuple(k for k, a in enumerate(args)
-                 if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
+                 if isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
 
 
 def gradgradcheck(f, args, wrt=None, eps=1e-5, rtol=1e-4, atol=1e-6, seed=0, directions=3):

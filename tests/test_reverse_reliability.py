@@ -410,3 +410,21 @@ def test_derived_functions_leave_written_arguments_unchanged(backend):
     assert second == pytest.approx(20 + 12 * a ** 2, rel=1e-12)
     compiled(x, a)
     np.testing.assert_allclose(x, [a, a * a, 3 * a])
+
+
+def scaled(a):
+    return a * 2.0
+
+
+def test_gradcheck_of_a_float32_scalar():
+    compiled = adcompile.compile(scaled, backend="python")
+    assert adcompile.gradcheck(compiled, [np.float32(1.3)])
+    assert adcompile.grad(compiled)(np.float32(1.3)) == np.float32(2.0)
+
+
+def test_nothing_to_differentiate_is_a_clear_error():
+    compiled = adcompile.compile(scaled, backend="python")
+    with pytest.raises(adcompile.AdCompileError, match="nothing to differentiate"):
+        adcompile.grad(compiled, wrt=())(1.5)
+    with pytest.raises(adcompile.AdCompileError, match=r"an integer \(int64\)"):
+        adcompile.grad(compiled)(3)
