@@ -119,8 +119,7 @@ class ReverseTransform:
         for var in self.primal_vars:
             namer.reserve(var.name)
         # arrays assigned more than once: their shapes may differ, so shape reads count too
-        self.reshaped = {v for v in self.primal_vars
-                         if v.type.ndim and self.scopes.is_overwritten(v, fn.params)}
+        self.reshaped = {v for v in self.primal_vars if v.type.ndim and self.scopes.is_rebound(v, fn.params)}
 
     # ------------------------------------------------------------------ driver
     def run(self):

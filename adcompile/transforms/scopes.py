@@ -12,7 +12,7 @@ semantics would miss:
     y = x            # or y = x[1:], for row in X, y = x.T ...
     y[0] = 1.0       # AdCompileError: 'y' may share memory with 'x'
 """
-from ..ir.nodes import Assign, For, Var, While
+from ..ir.nodes import Assign, For, SetItem, Var, While
 
 
 class VarInfo:
@@ -90,6 +90,15 @@ class Scopes:
         if info is None:
             return False
         return len(info.defs) + (var in params) > 1 or any(depth > 0 for _, depth, _ in info.defs)
+
+    def is_rebound(self, var, params):
+        """Like ``is_overwritten``, counting only assignments of a new value (an in-place write
+        keeps the array's shape)."""
+        info = self.info.get(var)
+        if info is None:
+            return False
+        binds = [depth for stmt, depth, _ in info.defs if not isinstance(stmt, SetItem)]
+        return len(binds) + (var in params) > 1 or any(depth > 0 for depth in binds)
 
     def single_local_use(self, var):
         """True for a temp defined once and read once, both in the same block."""
