@@ -205,6 +205,15 @@ def index_read_after_live_loop(x):
     return s + x[j]
 
 
+def index_of_zero_trip_loop_reused(a, x, n):
+    p, u = 2.0, x
+    for i in range(n - 1, 0, -1):
+        p, a = a, u[i]
+    for i in range(n):
+        p = p * x[i]
+    return p * a
+
+
 def nested_index_reuse(x):
     s = 0.0
     for i in range(2):
@@ -279,7 +288,8 @@ CASES = [
     (view_taken_in_branch, (-X3,)),
     (index_reused_after_break, (np.array([1.0, 2.0, 3.0]),)),
     (index_reused_after_enumerate, (np.array([1.0, 2.0, 3.0]),)),
-    (index_reused_after_early_return, (X4,)), (index_read_after_dead_loop, (X3,)),
+    (index_reused_after_early_return, (X4,)), (index_of_zero_trip_loop_reused, (0.4, X3, 0)),
+    (index_of_zero_trip_loop_reused, (0.4, X3, 3)), (index_read_after_dead_loop, (X3,)),
     (index_read_after_live_loop, (X3,)), (nested_index_reuse, (X3,)),
     (exp_result, (0.3,)), (math_exp_of_element, (X3,)), (exp_plus, (X3,)), (exp_of_sum, (X3,)),
     (gaussian_density, (X3,)), (tanh_result, (0.4, -0.7)),

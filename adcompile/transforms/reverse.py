@@ -182,13 +182,15 @@ class ReverseTransform:
 
     def defined_before(self, var, stmt):
         """Whether ``var`` surely has a value when ``stmt`` runs (a parameter, or assigned by
-        an unconditional top-level statement before it); if not, it gets a placeholder."""
+        an unconditional top-level statement before it, not a loop that may run zero times);
+        if not, it gets a placeholder."""
         if var in self.fn.params:
             return True
         info = self.scopes.info.get(var)
         where = self.order.get(id(stmt))
         return info is not None and where is not None and any(
-            path == () and self.order.get(id(d), where) < where for d, _, path in info.defs)
+            path == () and not isinstance(d, For) and self.order.get(id(d), where) < where
+            for d, _, path in info.defs)
 
     def first_definition(self, stmt, var, depth):
         """Whether ``stmt``, outside loops, is the first assignment of ``var``: there is no
