@@ -10,10 +10,11 @@ from .backend.cache_folder import clear_cache
 from .derivatives import hessian, hvp, jacobian, jvp
 from . import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
 from .errors import AdCompileError
+from .inspection import ir, source_path
 from .testing import gradcheck, gradgradcheck
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "source",
-           "AdCompileError", "gradcheck", "gradgradcheck", "clear_cache"]
+           "AdCompileError", "gradcheck", "gradgradcheck", "clear_cache", "ir", "source_path"]
 __version__ = "0.1.0"
 from .function import Function, once_differentiable  # noqa: E402
 

@@ -18,7 +18,7 @@ from .errors import (AdCompileError, CallError, Location, SourceUnavailableError
 from .frontend.parse import translate
 from .ir.builder import Namer
 from .ir.types import describe_value, type_of_value
-from .passes.pipeline import optimize
+from .ir_stages import optimize_observed
 from .run_errors import explain_failure
 from .ir.builder import const
 from .ir.clone import copy_function
@@ -106,15 +106,12 @@ class _Specialised:
         return spec
 
     def source(self, *args):
-        if args:
-            sig = self.signature(args)
-        elif self._last_signature is not None:
-            sig = self._last_signature
-        else:
-            raise CallError(f"adcompile.source({self.name}): the source is generated per argument "
-                            "signature; call the function once first or pass example arguments: "
-                            f"adcompile.source(fn, *args)")
-        return self.specialization(sig)[1]
+        from .inspection import signature_for  # the last call's signature, or that of ``args``
+        return self.specialization(signature_for(self, args, "source"))[1]
+
+    def _repr_html_(self):
+        from .inspection import html_display  # notebooks: the signature and generated source
+        return html_display(self)
 
     def run(self, args, extra=()):
         """The finished result of calling the compiled code on ``args`` (and ``extra``)."""
@@ -328,7 +325,7 @@ class DerivedFunction(_Specialised):
                 self.check_scalar_output(primal)
             derived = reverse(primal, wrt, Namer(), mode=self.kind)
         if OPTIMIZE:
-            derived = optimize(copy_function(derived))
+            derived = optimize_observed(copy_function(derived), self.name)  # ir_stages can watch
         return derived
 
     def second_order_ir(self, sig, wrt):
@@ -451,9 +448,6 @@ def vjp(f, *args, wrt=None):
 
 
 def source(fn, *args):
-    """The generated Python source of a compiled or derived function (per argument signature)."""
-    target = getattr(fn, "derived", fn)
-    if not isinstance(target, _Specialised):
-        raise CallError("adcompile.source takes a function made by adcompile.compile, grad, "
-                        "value_and_grad or the pullback of vjp")
-    return target.source(*args)
+    """The generated Python source of a compiled or derived function (see ``inspection.source``)."""
+    from .inspection import source as generated_source
+    return generated_source(fn, *args)

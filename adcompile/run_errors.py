@@ -9,8 +9,10 @@ Called by the API only when a call of generated code raised (the fast path pays 
 * the code failed on these arguments, e.g. operands that do not broadcast: a ``ValueError``
   becomes ``ShapeError`` (also a ``ValueError``) naming the user's line. With numba there is no
   Python frame to read the line from, so the generated Python is re-run on copies of the
-  arguments to find it. Other exceptions (``ZeroDivisionError`` on Python floats, ...) are
-  what the user's own Python would raise: they keep their type and get a note with the line.
+  arguments to find it. Other exceptions (``ZeroDivisionError`` on Python floats, an
+  ``IndexError`` out of bounds, a ``ValueError`` that is not about shapes such as ``int(nan)``
+  or a math domain error) are what the user's own Python would raise: they keep their type
+  and get a note (shown under the traceback) naming the user's line and the generated one.
 """
 import re
 import sys
@@ -41,14 +43,25 @@ def explain_failure(error, target, sig, call_args):
     line, message = _failing_line(error.__traceback__, generated_file), _first_line(error)
     if line is None and python_fn is not compiled:
         line, rerun_error = _python_rerun(python_fn, call_args, generated_file)
-        if isinstance(error, ValueError) and isinstance(rerun_error, ValueError):
+        if rerun_error is not None and type(rerun_error) is type(error):
             message = _first_line(rerun_error)  # numpy's words are clearer than numba's
     where = _describe_origin(fn_ir, source, generated_file, line)
-    if isinstance(error, ValueError):
+    if isinstance(error, ValueError) and _is_about_shapes(message):
         return ShapeError(f"{target.name}: {message}\n{where}".rstrip())
     if where and hasattr(error, "add_note"):
         error.add_note(f"adcompile: raised by the generated code for {target.name}\n{where}")
     return error
+
+
+# Words of numpy's and numba's messages about operands whose shapes do not fit together.
+_SHAPE_WORDS = re.compile(r"broadcast|shape|mismatch|dimension|size|incompatible|aligned|axis",
+                          re.IGNORECASE)
+
+
+def _is_about_shapes(message):
+    """Whether a ValueError's message is about shapes (then it is a ``ShapeError``), not about
+    a value such as ``int(nan)`` or ``math.sqrt(-1)`` (then it stays a ``ValueError``)."""
+    return bool(_SHAPE_WORDS.search(message))
 
 
 def _is_numba_error(error):

@@ -9,9 +9,13 @@ the lines correspond one to one:
     generated line 12  ``bz += bw * 2.0``  ->  user line ``w = z * 2.0`` (file, line 7)
 
 A statement without a location (an adjoint initialisation, a tape allocation) inherits the
-location of the statement that encloses it, if any.
+location of the statement that encloses it, if any. The code generator folds single-use
+temporaries into the expression that reads them, possibly on a later line (a ``return``, an
+``if`` test) or writes them out later (``_t = x[i]`` just before the write that needs it):
+such lines take the location of the statement the temporary was built from.
 """
 from .codegen.python import FunctionWriter
+from .ir.nodes import Assign
 
 
 class _LocatingWriter(FunctionWriter):
@@ -21,18 +25,35 @@ class _LocatingWriter(FunctionWriter):
         super().__init__(fn)
         self.line_locations = []
         self._location = None
+        self._temporary_origins = {}  # name of a folded temporary -> location it was built at
+        self._folded_in = []          # locations of temporaries folded into the next line
 
     def statement(self, stmt, indent, pending):
         enclosing = self._location
         self._location = getattr(stmt, "loc", None) or enclosing
+        if isinstance(stmt, Assign) and self.inlinable(stmt):
+            self._temporary_origins[stmt.target.name] = self._location
         try:
             super().statement(stmt, indent, pending)
         finally:
             self._location = enclosing
 
+    def atom(self, atom, pending):
+        if atom in pending:
+            self._folded_in.append(self._temporary_origins.get(atom.name))
+        return super().atom(atom, pending)
+
     def emit(self, indent, text):
         super().emit(indent, text)
-        self.line_locations.append(self._location)
+        target = text.strip().split(" = ", 1)[0] if " = " in text else None
+        location = self._temporary_origins.get(target) if target else None
+        if location is None:
+            location = self._location
+        if location is None:
+            location = next((loc for loc in self._folded_in if loc is not None), None)
+        self._folded_in = []
+        # astor breaks a long expression over several lines: each of them is this location
+        self.line_locations.extend([location] * (text.count("\n") + 1))
 
 
 def line_locations(fn_ir, source):

@@ -1,0 +1,223 @@
+"""Inspection from Python (issue 12): ``source`` without arguments for derived functions,
+``ir``, the IR after each stage, ``source_path`` and debugging the python backend, the notebook
+display, and exceptions raised inside generated code naming the user's own line.
+
+Functions use ``backend="python"`` except where the numba path is the point (one test).
+"""
+import bdb
+import math
+import os
+import traceback
+
+import numpy as np
+import pytest
+
+import adcompile
+from adcompile.errors import CallError, ShapeError
+from adcompile.ir_stages import PASSES, ROUNDS, ir_stages
+from adcompile.passes import pipeline
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+def line_of(fn, text):
+    """The line number in this file of the line of ``fn`` containing ``text``."""
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, line in enumerate(lines) if text in line)
+
+
+def weighted_sines(x, k):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += np.sin(x[i]) * k
+    return s
+
+
+def shared_terms(x):
+    a = np.exp(x) * np.exp(x)
+    return np.sum(a + np.exp(x))
+
+
+# ----------------------------------------------------------------- source without arguments
+def test_source_of_a_derived_function_answers_for_the_last_call_of_its_base():
+    f = adcompile.compile(weighted_sines, backend="python")
+    with pytest.raises(CallError, match=r"neither grad\(weighted_sines\) nor weighted_sines has been "
+                                        r"called yet.*adcompile.source\(fn, x, k\)"):
+        adcompile.source(adcompile.grad(f))
+    f(np.ones(3), 2.0)
+    text = adcompile.source(adcompile.grad(f))
+    assert "def weighted_sines_grad(x, k):" in text and "np.cos(x[i])" in text
+    assert adcompile.source(adcompile.grad(f)) == adcompile.source(adcompile.grad(f), np.ones(3), 2.0)
+    # second order: jvp(grad(f)) behind hessian, found through two bases
+    assert "def weighted_sines_grad_jvp(x, k, dx):" in adcompile.source(adcompile.hessian(f))
+
+
+def test_source_answers_for_the_derived_functions_own_last_call_first():
+    f = adcompile.compile(weighted_sines, backend="python")
+    g = adcompile.grad(f, wrt="k")
+    g(np.ones(2), 1.0)
+    f(np.ones(2, dtype=np.float32), 1.0)  # a later call of the base with another signature
+    assert adcompile.ir(g).startswith("def weighted_sines_grad(x:f8[:], k:f8):")
+    assert adcompile.ir(adcompile.grad(f)).startswith("def weighted_sines_grad(x:f4[:], k:f8):")
+    assert "bk" in adcompile.source(g)
+
+
+def test_source_rejects_what_is_not_an_adcompile_function():
+    with pytest.raises(CallError, match="takes a function made by adcompile.compile"):
+        adcompile.source(np.sin)
+
+
+# ----------------------------------------------------------------- ir and its stages
+def test_ir_is_typed_text_and_the_last_stage_is_the_generated_source():
+    f = adcompile.compile(weighted_sines, backend="python")
+    g = adcompile.grad(f)
+    text = adcompile.ir(g, np.ones(3), 2.0)
+    assert text.startswith("def weighted_sines_grad(x:f8[:], k:f8):")
+    assert "cos(_t_1:f8)" in text and "return [bx:f8[:]]" in text
+    stages = ir_stages(g, np.ones(3), 2.0)
+    names = [name for name, _ in stages]
+    assert names[0] == "parsed" and names[1] == "grad(weighted_sines): transformed"
+    assert names[-1] == "lowered"
+    assert stages[0][1].startswith("def weighted_sines(x:f8[:], k:f8):")
+    assert stages[-2][1] == text
+    assert stages[-1][1] == adcompile.source(g, np.ones(3), 2.0)
+
+
+@pytest.mark.parametrize("make", [lambda f: adcompile.grad(f), lambda f: adcompile.hessian(f).derived],
+                         ids=["grad", "hessian"])
+def test_stages_run_the_pipelines_passes_and_end_where_it_ends(make):
+    f = adcompile.compile(shared_terms, backend="python")
+    derived = make(f)
+    stages = ir_stages(derived, np.ones(3))
+    names = [name for name, _ in stages]
+    assert any("common subexpressions" in name for name in names), names
+    assert stages[-2][1] == adcompile.ir(derived, np.ones(3))
+
+
+def test_the_observed_passes_are_the_pipelines():
+    import inspect
+    text = inspect.getsource(pipeline.optimize)
+    assert ROUNDS == inspect.signature(pipeline.optimize).parameters["rounds"].default
+    called = [text.index(run_pass.__name__ + "(") for _, run_pass in PASSES]
+    assert called == sorted(called), "ir_stages.PASSES must list the passes in the pipeline's order"
+
+
+# ----------------------------------------------------------------- the generated file, debuggers
+def index_past_end(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i] * x[i]
+    return s
+
+
+def test_python_backend_runs_the_file_at_source_path():
+    f = adcompile.compile(index_past_end, backend="python")
+    path = adcompile.source_path(f, np.ones(3), 2)
+    assert path.is_file() and path.read_text() == adcompile.source(f, np.ones(3), 2)
+    with pytest.raises(IndexError) as caught:
+        f(np.ones(3), 5)
+    frames = [frame.filename for frame in traceback.extract_tb(caught.value.__traceback__)]
+    assert str(path) in frames, frames
+
+
+def test_a_breakpoint_in_the_generated_file_is_hit():
+    f = adcompile.compile(index_past_end, backend="python")
+    g = adcompile.grad(f)
+    path = str(adcompile.source_path(g, np.ones(3), 2))
+    line = next(k for k, text in enumerate(open(path).read().splitlines(), 1) if "bx[i] +=" in text)
+    hits = []
+
+    class Recorder(bdb.Bdb):  # what pdb is built on: a breakpoint set by file and line
+        def user_line(self, frame):
+            if self.break_here(frame):
+                hits.append((frame.f_code.co_filename, frame.f_lineno, dict(frame.f_locals)["i"]))
+            self.set_continue()
+
+    debugger = Recorder()
+    debugger.set_break(path, line)
+    try:
+        debugger.runcall(g, np.ones(3), 2)
+    finally:
+        debugger.clear_all_breaks()
+    assert [(file, lineno) for file, lineno, _ in hits] == [(path, line), (path, line)]
+    assert [i for _, _, i in hits] == [1, 0]  # the backward loop runs in reverse
+
+
+# ----------------------------------------------------------------- errors inside generated code
+def user_line_note(error):
+    return "\n".join(getattr(error, "__notes__", []))
+
+
+def test_index_out_of_bounds_names_the_users_line_in_forward_and_gradient():
+    f = adcompile.compile(index_past_end, backend="python")
+    expected = f'File "{THIS_FILE}", line {line_of(index_past_end, "s += x[i]")}'
+    for fn in (f, adcompile.grad(f)):
+        with pytest.raises(IndexError, match="out of bounds") as caught:
+            fn(np.ones(3), 5)
+        assert expected in user_line_note(caught.value), user_line_note(caught.value)
+
+
+def divide(x, y):
+    return x / y
+
+
+def to_int(x):
+    n = int(x)
+    return x * n
+
+
+def math_domain(x):
+    y = math.sqrt(x)
+    return x * y
+
+
+def test_errors_that_are_not_about_shapes_keep_their_type_and_name_the_line():
+    with pytest.raises(ZeroDivisionError) as caught:
+        adcompile.compile(divide, backend="python")(1.0, 0.0)
+    assert f"line {line_of(divide, 'return x / y')}" in user_line_note(caught.value)
+    with pytest.raises(ValueError, match="cannot convert float NaN") as caught:
+        adcompile.compile(to_int, backend="python")(float("nan"))
+    assert not isinstance(caught.value, ShapeError)
+    assert f"line {line_of(to_int, 'n = int(x)')}" in user_line_note(caught.value)
+
+
+def test_math_domain_follows_numpy_and_gives_nan():
+    # math functions are compiled as their numpy counterparts (numba does the same)
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(adcompile.compile(math_domain, backend="python")(-1.0))
+
+
+def reshaped(x):
+    return np.sum(x.reshape((4, 2)))
+
+
+def test_a_shape_error_on_a_generated_line_broken_in_two_names_the_users_line():
+    g = adcompile.grad(adcompile.compile(reshaped, backend="python"))
+    with pytest.raises(ShapeError, match="cannot reshape array of size 6") as caught:
+        g(np.ones(6))
+    assert f'File "{THIS_FILE}", line {line_of(reshaped, "return np.sum")}' in str(caught.value)
+
+
+def mismatched(a, b):
+    return np.sum(a * b)
+
+
+def test_a_shape_error_in_a_numba_compiled_return_line_names_the_users_line():
+    f = adcompile.compile(mismatched)
+    with pytest.raises(ShapeError, match=r"could not be broadcast together with shapes \(3,\) \(4,\)") as caught:
+        f(np.ones(3), np.ones(4))
+    assert f'File "{THIS_FILE}", line {line_of(mismatched, "return np.sum")}' in str(caught.value)
+
+
+# ----------------------------------------------------------------- notebook display
+def test_notebook_display_shows_the_signature_then_the_highlighted_source():
+    f = adcompile.compile(weighted_sines, backend="python")
+    g = adcompile.grad(f, wrt="x")
+    before = g._repr_html_()
+    assert "grad(weighted_sines)(x, k), with respect to x" in before and "Call it once" in before
+    f(np.ones(3), 2.0)
+    after = g._repr_html_()
+    assert "x: a 1-d float64 array, k: a float64 scalar" in after
+    assert "weighted_sines_grad" in after and "<span" in after  # highlighted by pygments
+    assert "compiled function" in f._repr_html_()
