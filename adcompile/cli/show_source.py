@@ -1,0 +1,53 @@
+"""``adcompile source FILE.py:FUNCTION``: the generated source of a function or its derivative,
+and with ``--ir`` the IR after each compiler stage."""
+import numpy as np
+
+from ..inspection import source
+from ..ir_stages import ir_stages
+from .arg_specs import make_arguments, parse_args_spec
+from .errors import UsageError
+from .output import heading, python_text
+
+
+def derived_function(fn, options):
+    """The function whose source to show: ``fn`` or its gradient, Hessian or jvp."""
+    from ..api import DerivedFunction
+    from ..derivatives import hessian
+    wrt = tuple(options.wrt or ())
+    for name in wrt:
+        if name not in fn.param_names:
+            raise UsageError(f"--wrt {name}: {fn.name} has no parameter {name!r} (it has "
+                             f"{', '.join(fn.param_names)})")
+    if options.hessian:
+        if len(wrt) > 1:
+            raise UsageError("--hessian takes at most one --wrt argument")
+        return hessian(fn, wrt=wrt[0] if wrt else 0).derived
+    if options.jvp:
+        return DerivedFunction(fn, "jvp", wrt or None)
+    if options.grad or wrt:
+        return DerivedFunction(fn, "grad", wrt if len(wrt) > 1 else (wrt[0] if wrt else 0))
+    return fn
+
+
+def example_arguments(fn, options):
+    """Arguments of the types ``--args`` gives (float scalars where it gives nothing)."""
+    import inspect
+    parameters = fn.param_names
+    specs = parse_args_spec(options.args)
+    if options.args is None:
+        specs = {name: ("array", np.float64, ()) for name in parameters}
+    defaults = {name: p.default for name, p in inspect.signature(fn.python_function()).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    return make_arguments(specs, parameters, np.random.default_rng(0), defaults=defaults)
+
+
+def run(fn, options, color, out):
+    target = derived_function(fn, options)
+    args = example_arguments(fn, options)
+    if options.ir:
+        for name, text in ir_stages(target, *args):
+            print(heading(f"=== {name} ===", color), file=out)
+            print(python_text(text, color) if name == "lowered" else text, file=out)
+        return 0
+    print(python_text(source(target, *args), color), end="", file=out)
+    return 0
