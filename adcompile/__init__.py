@@ -19,3 +19,14 @@ __version__ = "0.1.0"
 from .function import Function, once_differentiable  # noqa: E402
 
 __all__ += ["Function", "once_differentiable"]
+
+# Modules, layers, optimizers and compiled training (issue 10)
+from .frontend import module_values as _module_values, static_values as _static_values  # noqa: E402,F401
+from .parameter import Parameter  # noqa: E402
+from .module import Module  # noqa: E402
+
+__all__ += ["Parameter", "Module"]
+from .training import backward, batch_order, fit, train_step  # noqa: E402
+from . import optim, init, nn  # noqa: E402,F401
+
+__all__ += ["backward", "train_step", "fit", "batch_order", "optim", "init", "nn"]

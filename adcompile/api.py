@@ -52,6 +52,11 @@ def restore_float32(fn_ir, result):
     return np.float32(result)
 
 
+def _has_module(args):
+    from .module import Module
+    return any(isinstance(a, Module) for a in args)
+
+
 def _fast_key(value):
     """A cheap key determining an argument's signature entry."""
     if isinstance(value, np.ndarray):
@@ -118,6 +123,9 @@ class _Specialised:
         key = tuple(map(_fast_key, args))
         plan = self._fast_plans.get(key)
         if plan is None:
+            if _has_module(args):  # a Module argument: compiled as a flat function of its arrays
+                from .module_compile import run_with_modules
+                return run_with_modules(self, args, extra)
             self.check_arity(args)
             plan = self._fast_plans[key] = self.plan(self.signature(args))
         compiled, hidden, finish = plan

@@ -6,7 +6,7 @@ All of them are built from the two transforms: ``jvp`` is forward mode, ``hvp`` 
 """
 import numpy as np
 
-from .api import DerivedFunction, as_compiled, wrt_indices
+from .api import DerivedFunction, _has_module, as_compiled, wrt_indices
 from .errors import CallError
 
 
@@ -61,6 +61,9 @@ def hvp(f, primals, tangents):
     arguments that have tangents (a single array if only one, else a tuple).
     """
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
+        from .module_compile import hvp_with_modules
+        return hvp_with_modules(f, primals, tangents)
     wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
     gradient = DerivedFunction(as_compiled(f), "grad", wrt)
     _, result = jvp(gradient, primals, tangents)

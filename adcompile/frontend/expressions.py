@@ -20,6 +20,7 @@ from .parse_tables import (
     _is_library,
 )
 from .resolve import ModuleRef, UserFunction, classify, module_constant
+from .static_values import StaticStr, static_compare
 from .values import NONE, NoneValue, TupleValue
 
 
@@ -48,6 +49,8 @@ class ExpressionTranslation:
             return NONE
         if isinstance(value, (bool, int, float)):
             return const(value)
+        if isinstance(value, str):
+            return StaticStr(value)  # known at compile time (static_values.py)
         raise self.error(f"constants of type {type(value).__name__} are not supported", node, TypeMismatchError)
 
     def expr_Name(self, node):
@@ -231,6 +234,8 @@ class ExpressionTranslation:
                 if is_none is None:
                     raise self.error("'is' is supported only to compare with None", node, UnsupportedSyntaxError)
                 part = const(is_none if isinstance(op, ast.Is) else not is_none)
+            elif static_compare(type(op).__name__, left, right) is not None:
+                part = const(static_compare(type(op).__name__, left, right))
             else:
                 prim = _CMPOPS.get(type(op))
                 if prim is None:

@@ -12,6 +12,7 @@ from ..ir.nodes import Assign, Const, For, If, SetItem, Var, While
 from ..ir.types import I8
 from .parse_tables import _BINOPS, _UNSUPPORTED_STATEMENTS
 from .targets import subscript_target
+from .unroll import is_static_sequence, unroll_for
 from .values import (
     NONE,
     EnumerateValue,
@@ -179,6 +180,8 @@ class StatementTranslation:
         if node.orelse:
             raise self.error("for ... else is not supported", node, UnsupportedSyntaxError)
         iterable = self.expr(node.iter)
+        if is_static_sequence(iterable):  # over a tuple or modules: unrolled (unroll.py)
+            return unroll_for(self, node, iterable)
         loc = self.src.location(node)
         prologue_targets = []
         if isinstance(iterable, ReversedValue):

@@ -1,0 +1,20 @@
+"""``adcompile.nn``: layers as Modules whose ``forward`` is compiled numpy code, and
+``adcompile.nn.functional``."""
+from ..module import Module
+from ..parameter import Parameter
+from . import functional
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .container import ModuleList, Sequential
+from .conv import Conv1d, Conv2d
+from .dropout import Dropout
+from .embedding import Embedding
+from .linear import Flatten, Identity, Linear
+from .loss_modules import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .normalization import LayerNorm
+from .pooling import AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .recurrent import GRUCell, LSTMCell, RNNCell
+
+__all__ = ["Module", "Parameter", "functional", "Linear", "Identity", "Flatten", "Sequential", "ModuleList",
+           "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax", "LogSoftmax", "Dropout", "Embedding", "LayerNorm",
+           "Conv1d", "Conv2d", "MaxPool1d", "AvgPool1d", "MaxPool2d", "AvgPool2d", "RNNCell", "LSTMCell",
+           "GRUCell", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]

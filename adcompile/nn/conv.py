@@ -1,0 +1,50 @@
+"""Conv1d and Conv2d (square kernels, one stride and padding), PyTorch's initialisation."""
+import math
+
+import numpy as np
+
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+from . import functional as F
+
+
+class _ConvNd(Module):
+    def __init__(self, in_channels, out_channels, kernel_shape, stride, padding, bias, dtype, generator):
+        super().__init__()
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = kernel_shape
+        self.stride, self.padding = int(stride), int(padding)
+        self.weight = Parameter(np.empty((out_channels, in_channels) + kernel_shape, dtype=dtype))
+        if bias:
+            self.bias = Parameter(np.empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
+        if self.bias is not None:
+            fan_in, _ = init.calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in)
+            init.uniform_(self.bias, -bound, bound, generator)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, padding={self.padding}, bias={self.bias is not None}")
+
+
+class Conv1d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True, dtype=np.float64,
+                 generator=None):
+        super().__init__(in_channels, out_channels, (int(kernel_size),), stride, padding, bias, dtype, generator)
+
+    def forward(self, input):
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding)
+
+
+class Conv2d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True, dtype=np.float64,
+                 generator=None):
+        k = int(kernel_size)
+        super().__init__(in_channels, out_channels, (k, k), stride, padding, bias, dtype, generator)
+
+    def forward(self, input):
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding)

@@ -1,0 +1,47 @@
+"""Dropout with a reproducible random stream.
+
+The mask is a function of the buffer ``rng_state`` (seeded at construction, saved in the
+state dict) and the element index (``functional.uniform_noise``). The state advances by one
+after every training-mode call: after ``model(x)`` and ``adcompile.backward``, and inside the
+compiled programs of ``train_step`` and ``fit`` after each step (modules name such counters
+in ``_adcompile_step_counters``). In eval mode the layer is the identity.
+"""
+import numpy as np
+
+from ..init import default_generator
+from ..module import Module
+from . import functional as F
+
+
+class Dropout(Module):
+    _adcompile_step_counters = ("rng_state",)
+
+    def __init__(self, p=0.5, seed=None):
+        super().__init__()
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"dropout probability has to be in [0, 1), but got {p}")
+        self.p = float(p)
+        seed = int(default_generator().integers(2 ** 31 - 1)) if seed is None else int(seed)
+        self.register_buffer("rng_state", np.array([seed], dtype=np.int64))
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.rng_state[0])
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+def step_counters(model):
+    """The buffers (dotted name, array) that advance after every training-mode step."""
+    counters = []
+    for prefix, module in model.named_modules():
+        if not module.training:
+            continue
+        for name in getattr(type(module), "_adcompile_step_counters", ()):
+            counters.append((f"{prefix}.{name}" if prefix else name, module._buffers[name]))
+    return counters
+
+
+def advance(model):
+    for _, counter in step_counters(model):
+        counter += 1

@@ -1,0 +1,114 @@
+"""``adcompile.nn.functional``: layers and losses as functions of arrays.
+
+Each is ordinary numpy code: called from Python it runs as numpy; called from compiled code
+(a ``forward``, a loss function) it is inlined and differentiated like the caller's own
+code. Arguments such as ``dim``, ``reduction`` or ``stride`` are compile-time constants
+there. Losses are in ``nn/losses.py``, convolution and pooling in ``nn/conv_functional.py``;
+all are importable from here.
+"""
+import math
+
+import numpy as np
+
+from .conv_functional import avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d, max_pool2d  # noqa: F401
+from .losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,  # noqa: F401
+                     l1_loss, mse_loss, nll_loss)
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``."""
+    output = input @ weight.T
+    if bias is not None:
+        output = output + bias
+    return output
+
+
+def relu(input):
+    return np.maximum(input, 0.0)
+
+
+def tanh(input):
+    return np.tanh(input)
+
+
+def sigmoid(input):
+    return 1.0 / (1.0 + np.exp(-input))
+
+
+def erf(x):
+    """The error function (Abramowitz and Stegun 7.1.26; absolute error below 1.5e-7)."""
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def gelu(input, approximate="none"):
+    """``x * Phi(x)``; ``approximate="tanh"`` uses PyTorch's tanh formula exactly."""
+    if approximate == "tanh":
+        return 0.5 * input * (1.0 + np.tanh(_SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)))
+    return 0.5 * input * (1.0 + erf(input * 0.7071067811865476))
+
+
+def softmax(input, dim=-1):
+    shifted = input - np.max(input, axis=dim, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def log_softmax(input, dim=-1):
+    shifted = input - np.max(input, axis=dim, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+def layer_norm(input, normalized_size, weight=None, bias=None, eps=1e-5):
+    """Normalise over the last axis (of length ``normalized_size``), then scale and shift."""
+    mean = np.mean(input, axis=-1, keepdims=True)
+    centered = input - mean
+    var = np.mean(centered * centered, axis=-1, keepdims=True)
+    output = centered / np.sqrt(var + eps)
+    if weight is not None:
+        output = output * weight
+    if bias is not None:
+        output = output + bias
+    return output
+
+
+def embedding(input, weight):
+    """Rows of ``weight`` picked by the integer array ``input``."""
+    return weight[input]
+
+
+def flatten(input):
+    """Keep the first axis, flatten the others."""
+    n = input.shape[0]
+    return input.reshape(n, input.size // n)
+
+
+def one_hot(tensor, num_classes):
+    """Integer labels -> an int64 array with a 1 at each label's class."""
+    return np.where(tensor[:, None] == np.arange(num_classes)[None, :], 1, 0)
+
+
+def uniform_noise(shape_like, key):
+    """Uniform numbers in [0, 1) for each element of ``shape_like``, a function of the integer
+    ``key`` and the element's index only (reproducible, counter-based): integer hashing with
+    products that stay below 2**62."""
+    index = np.arange(shape_like.size)
+    h = (index * 7919 + key * 104729 + 12345) % 2147483647
+    for _ in range(3):
+        h = (h * h + 11) % 2147483647
+        h = (h * 48271 + key) % 2147483647
+    return (h / 2147483647.0).reshape(shape_like.shape)
+
+
+def dropout(input, p=0.5, training=True, key=0):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` when
+    training; ``key`` (an integer) selects the random mask."""
+    if not training or p == 0.0:
+        return input
+    keep = uniform_noise(input, key) >= p
+    return np.where(keep, input / (1.0 - p), 0.0)

@@ -1,0 +1,49 @@
+"""Linear, Identity and Flatten."""
+import math
+
+import numpy as np
+
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+from . import functional as F
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias`` with PyTorch's default initialisation
+    (``U(-1/sqrt(in_features), 1/sqrt(in_features))`` for weight and bias)."""
+
+    def __init__(self, in_features, out_features, bias=True, dtype=np.float64, generator=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))
+        if bias:
+            self.bias = Parameter(np.empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters(generator)
+
+    def reset_parameters(self, generator=None):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound, generator)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Identity(Module):
+    def forward(self, input):
+        return input
+
+
+class Flatten(Module):
+    """Flatten all axes but the first (``start_dim=1``)."""
+
+    def forward(self, input):
+        return F.flatten(input)

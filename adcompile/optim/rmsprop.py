@@ -1,0 +1,43 @@
+"""RMSprop (optionally centered, with momentum), with PyTorch's update formula
+(``torch.optim.RMSprop``)."""
+import numpy as np
+
+from .optimizer import Optimizer, OptimizerError
+
+
+def rmsprop_update(param, grad, square_avg, momentum_buffer, grad_avg, step, hyper, centered, maximize):
+    lr, alpha, eps, weight_decay, momentum = hyper[0], hyper[1], hyper[2], hyper[3], hyper[4]
+    g = -grad if maximize else grad
+    step[0] += 1.0
+    if weight_decay != 0.0:
+        g = g + weight_decay * param
+    square_avg[...] = alpha * square_avg + (1.0 - alpha) * g * g
+    if centered:
+        grad_avg[...] = alpha * grad_avg + (1.0 - alpha) * g
+        avg = np.sqrt(square_avg - grad_avg * grad_avg) + eps
+    else:
+        avg = np.sqrt(square_avg) + eps
+    if momentum > 0.0:
+        momentum_buffer[...] = momentum * momentum_buffer + g / avg
+        param -= lr * momentum_buffer
+    else:
+        param -= lr * (g / avg)
+
+
+class RMSprop(Optimizer):
+    update = staticmethod(rmsprop_update)
+    state_names = ("square_avg", "momentum_buffer", "grad_avg")
+    flag_names = ("centered", "maximize")
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
+                 maximize=False):
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+                                      centered=centered, maximize=maximize))
+
+    def check_group(self, group):
+        super().check_group(group)
+        if group["alpha"] < 0 or group["eps"] < 0 or group["momentum"] < 0 or group["weight_decay"] < 0:
+            raise OptimizerError("alpha, eps, momentum and weight_decay must be >= 0")
+
+    def hyper_values(self, group):
+        return [group["lr"], group["alpha"], group["eps"], group["weight_decay"], group["momentum"]]
