@@ -76,5 +76,7 @@ class CheckedFunctionCache(FunctionCache):
 def njit_with_disk_cache(fn, **options):
     """``numba.njit(cache=True, **options)(fn)`` with the checked cache."""
     dispatcher = numba.njit(**options)(fn)
+    if not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT=1: numba returned fn itself
+        return dispatcher
     dispatcher._cache = CheckedFunctionCache(dispatcher.py_func)  # what enable_caching() sets
     return dispatcher
