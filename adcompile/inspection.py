@@ -63,11 +63,9 @@ def source(fn, *args):
     ...     return np.sum(x ** 3)
     >>> float(cube(np.ones(2)))
     2.0
-    >>> print(adcompile.source(adcompile.grad(cube)).split("\\n\\n\\n")[1])
-    def cube_grad(x):
-        bx = 3.0 * x ** 2
-        return bx,
-    <BLANKLINE>
+    >>> text = adcompile.source(adcompile.grad(cube))  # cube was called: its signature is used
+    >>> "def cube_grad(x):" in text and "x ** 2" in text
+    True
     """
     target = specialised(fn, "source")
     return target.specialization(signature_for(target, args, "source"))[1]

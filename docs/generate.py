@@ -1,0 +1,196 @@
+"""Fill the generated sections of the documentation by running adcompile.
+
+Markdown files in docs/ contain sections between ``<!-- generated: NAME -->`` and
+``<!-- end generated -->``; each NAME is a function below whose text is produced by running
+the code (error messages, IR at each stage, command-line output, the API reference from the
+docstrings), never written by hand.
+
+    python docs/generate.py          rewrite the sections
+    python docs/generate.py --check  exit 1 if a section is out of date (tests/test_docs.py)
+"""
+import contextlib
+import inspect
+import io
+import os
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+SNIPPETS = DOCS / "snippets"
+SECTION = re.compile(r"(<!-- generated: (\w+) -->\n)(.*?)(<!-- end generated -->)", re.DOTALL)
+
+
+def _relative(text):
+    return text.replace(str(ROOT) + os.sep, "")
+
+
+def _fence(text, language="text"):
+    return f"```{language}\n{text.rstrip()}\n```\n"
+
+
+def _snippet_module(name):
+    if str(SNIPPETS) not in sys.path:
+        sys.path.insert(0, str(SNIPPETS))
+    return __import__(name)
+
+
+# ----------------------------------------------------------------- sections
+REJECTED = [  # (function in snippets/rejected.py, arguments, why)
+    ("uses_try", (np.ones(3),), "Exceptions need control flow numba cannot compile."),
+    ("uses_lambda", (np.ones(3),), "Write a nested `def` (it is inlined) instead."),
+    ("uses_comprehension", (np.ones(3),), "Lists of arrays have no numba type; write a loop."),
+    ("uses_dict", (np.ones(3),), "Only numbers, arrays, tuples and None are values."),
+    ("reads_through_mask", (np.ones(3),), "The result's length would be known only at run time."),
+    ("no_rule", (np.eye(2),), "A numpy function without a derivative rule is an error, never a silent zero."),
+    ("recursive", (np.ones(3), 2), "Calls are inlined, so recursion has no end."),
+    ("writes_into_view", (np.ones(3),), "A write through shared memory cannot be differentiated as values."),
+]
+
+
+def rejected():
+    import adcompile
+    module = _snippet_module("rejected")
+    parts = []
+    for name, args, why in REJECTED:
+        fn = adcompile.compile(getattr(module, name), backend="python")
+        try:
+            adcompile.grad(fn)(*args)
+        except adcompile.AdCompileError as error:
+            message = f"{type(error).__name__}: {error}"
+        else:
+            raise AssertionError(f"{name} was not rejected")
+        parts.append(f"**`{name}`**: {why}\n\n" + _fence(_relative(message)))
+    return "\n".join(parts)
+
+
+def stages():
+    import adcompile
+    from adcompile.ir_stages import ir_stages
+    module = _snippet_module("pipeline_example")
+    fn = adcompile.compile(module.softplus_sum, backend="python")
+    parts = [_fence(inspect.getsource(module.softplus_sum), "python")]
+    for name, text in ir_stages(adcompile.grad(fn), np.ones(3), 2.0):
+        language = "python" if name == "lowered" else "text"
+        parts.append(f"**{name}**\n\n" + _fence(text, language))
+    return "\n".join(parts)
+
+
+def _run_cli(*argv):
+    from adcompile.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(ROOT):
+        status = main(list(argv), out=out, err=err)
+    text = out.getvalue() + err.getvalue()
+    return f"$ adcompile {' '.join(_quote(a) for a in argv)}\n{text}" + (f"(exit status {status})\n" if status else "")
+
+
+def _quote(arg):
+    return f'"{arg}"' if " " in arg else arg
+
+
+def cli_examples():
+    target = "docs/snippets/pipeline_example.py:softplus_sum"
+    return _fence(_run_cli("source", target, "--grad", "--args", "x=(5,) k=()", "--no-color")) + "\n" + \
+        _fence(_run_cli("check", target, "--args", "x=(5,) k=()", "--order", "2", "--backend", "python")) + "\n" + \
+        _fence(_run_cli("check", "docs/snippets/wrong_backward.py:cubes", "--args", "x=(4,)",
+                        "--backend", "python")) + "\n" + \
+        _fence(_run_cli("source", "docs/snippets/rejected.py:uses_try"))
+
+
+def cli_help():
+    from adcompile.cli import build_parser
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    texts = [parser.format_help()] + [sub.choices[name].format_help() for name in ("source", "check", "cache")]
+    return _fence("\n".join(texts).replace("usage: adcompile", "usage: adcompile"))
+
+
+def tanh_rule():
+    """Every line of adcompile's source that mentions tanh: what adding a rule touches."""
+    parts = []
+    for path in ["adcompile/frontend/resolve.py", "adcompile/frontend/calls.py", "adcompile/primitives.py",
+                 "adcompile/rules/vjp.py", "adcompile/rules/jvp.py", "tests/test_rules.py"]:
+        lines = (ROOT / path).read_text().splitlines()
+        hits = [k for k, line in enumerate(lines) if "tanh" in line and "np.tanh(_SQRT" not in line]
+        if path.endswith("vjp.py"):  # the whole rule: the decorator line and the body
+            hits = [k + d for k in hits for d in (0, 1, 2)]
+        if path.endswith("test_rules.py"):
+            hits = [k + d for k in hits[:1] for d in (-3, -2, -1, 0)]
+        shown = "\n".join(f"{k + 1:4d}  {lines[k]}" for k in sorted(set(hits)))
+        parts.append(f"`{path}`\n\n" + _fence(shown, "text"))
+    return "\n".join(parts)
+
+
+def api():
+    import adcompile
+    parts = []
+    for name in adcompile.__all__:
+        obj = getattr(adcompile, name)
+        try:
+            signature = str(inspect.signature(obj)) if not inspect.isclass(obj) else ""
+        except (TypeError, ValueError):
+            signature = ""
+        doc = inspect.getdoc(obj) or "(no docstring)"
+        parts.append(f"### `adcompile.{name}{signature}`\n\n{_doc_markdown(doc)}")
+    return "\n".join(parts)
+
+
+def _doc_markdown(doc):
+    """A docstring as markdown: ``>>>`` examples fenced as pycon, the rest as text."""
+    out, block = [], []
+    for line in doc.splitlines() + [""]:
+        if line.startswith(">>>") or (block and line.strip()):
+            block.append(line)
+            continue
+        if block:
+            out.append(_fence("\n".join(block), "pycon"))
+            block = []
+        out.append(line)
+    return "\n".join(out).rstrip() + "\n"
+
+
+GENERATORS = {"rejected": rejected, "stages": stages, "cli_examples": cli_examples, "cli_help": cli_help,
+              "tanh_rule": tanh_rule, "api": api}
+
+
+def render(text):
+    """``text`` with its generated sections regenerated."""
+    def replace(match):
+        return match.group(1) + GENERATORS[match.group(2)]().rstrip() + "\n" + match.group(4)
+    return SECTION.sub(replace, text)
+
+
+def stale_files():
+    """The docs files whose generated sections differ from what running the code gives."""
+    os.environ.setdefault("COLUMNS", "100")  # argparse wraps help to the terminal width
+    stale = []
+    for path in sorted(DOCS.glob("*.md")):
+        text = path.read_text()
+        if SECTION.search(text) and render(text) != text:
+            stale.append(path)
+    return stale
+
+
+def main(argv):
+    os.environ["COLUMNS"] = "100"
+    if "--check" in argv:
+        stale = stale_files()
+        for path in stale:
+            print(f"out of date: {path.relative_to(ROOT)} (run python docs/generate.py)")
+        return 1 if stale else 0
+    for path in sorted(DOCS.glob("*.md")):
+        text = path.read_text()
+        new = render(text)
+        if new != text:
+            path.write_text(new)
+            print(f"updated {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,89 @@
+"""The documentation cannot go stale (issue 12).
+
+* every ```python block of README.md and docs/*.md runs (per file, in order, in one
+  namespace) in a subprocess with ``NUMBA_DISABLE_JIT=1``, so compile times stay out of it;
+  a block preceded by ``<!-- not run -->`` is skipped, and README.md gets the data its first
+  block assumes (w, X, y);
+* the generated sections of docs/ (error messages, IR listings, command-line output, the API
+  reference) equal what running the code gives now (``python docs/generate.py --check``);
+* the ``>>>`` examples in the docstrings of the public API run as doctests;
+* every public name has a docstring.
+"""
+import doctest
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import adcompile
+
+ROOT = Path(__file__).resolve().parents[1]
+FENCE = re.compile(r"(<!-- not run -->\s*\n)?```python\n(.*?)```", re.DOTALL)
+PREAMBLES = {"README.md": ("import numpy as np\nrng = np.random.default_rng(0)\n"
+                           "X = rng.standard_normal((50, 3))\ny = (X[:, 0] > 0).astype(float)\n"
+                           "w = np.zeros(3)\n")}
+DOC_FILES = ["README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))
+
+
+def code_blocks(name):
+    text = (ROOT / name).read_text()
+    return [match.group(2) for match in FENCE.finditer(text) if not match.group(1)]
+
+
+RUNNER = """
+import sys, traceback
+for name, program in PROGRAMS:
+    try:
+        exec(compile(program, name, "exec"), {"__name__": "__docs__"})
+    except BaseException:
+        traceback.print_exc()
+        print(f"FAILED: {name}", file=sys.stderr)
+        sys.exit(1)
+print("ran", len(PROGRAMS), "files")
+"""
+
+
+def test_code_blocks_of_the_readme_and_the_docs_run(tmp_path):
+    programs = []
+    for name in DOC_FILES:
+        blocks = code_blocks(name)
+        if blocks:
+            # the blocks are written to a file so that adcompile can read their source
+            path = tmp_path / (re.sub(r"\W", "_", name) + ".py")
+            path.write_text(PREAMBLES.get(name, "") + "\n\n".join(blocks))
+            programs.append((str(path), path.read_text()))
+    assert len(programs) >= 3, programs
+    script = tmp_path / "run_docs.py"
+    script.write_text(f"PROGRAMS = {programs!r}\n" + RUNNER)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                            cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert f"ran {len(programs)} files" in result.stdout
+
+
+def test_the_generated_sections_of_the_docs_are_up_to_date(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "docs"))
+    generate = importlib.import_module("generate")
+    stale = generate.stale_files()
+    assert not stale, f"run python docs/generate.py: {stale}"
+
+
+DOCTEST_MODULES = ["adcompile.inspection", "adcompile.ir_stages", "adcompile.api", "adcompile.derivatives",
+                   "adcompile.testing", "adcompile.backend.cache_folder"]
+
+
+@pytest.mark.parametrize("module_name", DOCTEST_MODULES)
+def test_docstring_examples_run(module_name):
+    module = importlib.import_module(module_name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+
+
+def test_every_public_name_has_a_docstring():
+    missing = [name for name in adcompile.__all__ if not (getattr(adcompile, name).__doc__ or "").strip()]
+    assert not missing
