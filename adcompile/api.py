@@ -24,7 +24,6 @@ from .ir.builder import const
 from .ir.clone import copy_function
 from .ir.nodes import Assign
 from .transforms.forward import forward
-from .transforms.arguments import written_arguments
 from .transforms.reverse import reverse
 
 BACKENDS = ("numba", "python")
@@ -439,12 +438,9 @@ def _check_against(values, outs, what):
 def vjp(f, *args, wrt=None):
     """JAX-style ``(out, pullback)``; ``pullback(cotangent)`` returns the tuple of gradients."""
     compiled = as_compiled(f)
+    out = compiled(*args)
     derived = DerivedFunction(compiled, "vjp", wrt)
     derived._last_signature = derived.signature(args)
-    written = set(written_arguments(compiled.ir(derived._last_signature)))
-    # like every derived function, vjp leaves the caller's arrays as they were
-    out = compiled(*(arg.copy() if param in written else arg
-                     for arg, param in zip(args, compiled.ir(derived._last_signature).params)))
 
     def pullback(*cotangents):
         if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
