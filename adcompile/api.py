@@ -23,6 +23,7 @@ from .run_errors import explain_failure
 from .ir.builder import const
 from .ir.clone import copy_function
 from .ir.nodes import Assign
+from .transforms.arguments import written_arguments
 from .transforms.forward import forward
 from .transforms.reverse import reverse
 
@@ -438,9 +439,12 @@ def _check_against(values, outs, what):
 def vjp(f, *args, wrt=None):
     """JAX-style ``(out, pullback)``; ``pullback(cotangent)`` returns the tuple of gradients."""
     compiled = as_compiled(f)
-    out = compiled(*args)
     derived = DerivedFunction(compiled, "vjp", wrt)
     derived._last_signature = derived.signature(args)
+    primal_ir = compiled.ir(derived._last_signature)
+    written = set(written_arguments(primal_ir))
+    # like every derived function, vjp leaves the caller's arrays as they were
+    out = compiled(*(arg.copy() if param in written else arg for arg, param in zip(args, primal_ir.params)))
 
     def pullback(*cotangents):
         if len(cotangents) == 1 and isinstance(cotangents[0], tuple):

@@ -12,6 +12,7 @@ import astor
 
 from .. import primitives
 from ..frontend.indexing import index_text
+from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, If, Pop, Push, SetItem,
                         Var, While, walk)
 
@@ -85,6 +86,7 @@ class FunctionWriter:
         for atom in fn.results:
             if isinstance(atom, Var):
                 self.uses[atom] = self.uses.get(atom, 0) + 1
+        self.roots = memory_roots(fn.body, fn.params)
         self.lines = []
 
     # ---------------------------------------------------------------- expressions
@@ -100,7 +102,7 @@ class FunctionWriter:
         reads = set()
         for a in stmt.args:
             if isinstance(a, Var):
-                reads |= pending[a][1] if a in pending else {a}
+                reads |= pending[a][1] if a in pending else sharing({a}, self.roots)
         args = [self.atom(a, pending) for a in stmt.args]
         template = primitives.template_for(stmt.prim, [a.type for a in stmt.args], stmt.params)
         return _Fill(args).visit(_deep(_parse_template(template))), reads
@@ -125,8 +127,11 @@ class FunctionWriter:
         return (isinstance(stmt, Assign) and stmt.target.is_temp and self.uses.get(stmt.target, 0) == 1
                 and not stmt.inplace)
 
-    def flush(self, pending, indent, written=None):
-        """Emit pending temporaries (all, or those reading a variable in ``written``)."""
+    def flush(self, pending, indent, written=None, in_place=False):
+        """Emit pending temporaries (all, or those reading a variable in ``written``; for a
+        write ``in_place``, those reading any array sharing memory with one in ``written``)."""
+        if written is not None and in_place:
+            written = sharing(written, self.roots)
         for var in list(pending):
             expr, reads = pending[var]
             if written is None or reads & written:
@@ -154,7 +159,7 @@ class FunctionWriter:
             if self.inlinable(stmt):
                 pending[stmt.target] = (expr, reads)
                 return
-            self.flush(pending, indent, {stmt.target})
+            self.flush(pending, indent, {stmt.target}, in_place=stmt.inplace)
             target = stmt.target.name
             if stmt.inplace and stmt.prim == "add" and stmt.args[0] is stmt.target:
                 self.emit(indent, f"{target} += {_src(expr.right)}")
@@ -163,7 +168,7 @@ class FunctionWriter:
             return
         if isinstance(stmt, AccumItem):
             value = _src(self.atom(stmt.value, pending))
-            self.flush(pending, indent, {stmt.array})
+            self.flush(pending, indent, {stmt.array}, in_place=True)
             arrays = [k for k, item in enumerate(stmt.items) if item[0] == "array"]
             if not arrays:
                 self.emit(indent, f"{stmt.array.name}[{self.index(stmt.items, pending)}] += {value}")
@@ -175,7 +180,7 @@ class FunctionWriter:
         if isinstance(stmt, SetItem):
             value = _src(self.atom(stmt.value, pending))
             index = self.index(stmt.items, pending)
-            self.flush(pending, indent, {stmt.array})
+            self.flush(pending, indent, {stmt.array}, in_place=True)
             self.emit(indent, f"{stmt.array.name}[{index}] = {value}")
             return
         if isinstance(stmt, Push):

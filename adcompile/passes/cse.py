@@ -1,8 +1,8 @@
 """Common-subexpression elimination within straight-line blocks.
 
 When two temporaries are computed by the same pure primitive from the same arguments, and
-nothing those arguments name is reassigned or mutated in between, the second is replaced
-by the first:
+nothing those arguments name is reassigned or mutated in between (also through a view or
+alias of their memory), the second is replaced by the first:
 
     _t_7 = _t_6 * r            _t_7 = _t_6 * r
     br += _t_7                 br += _t_7
@@ -11,7 +11,8 @@ by the first:
 
 Allocations (zeros, empty, copy, ...) are never merged: their results may be written to.
 """
-from ..ir.nodes import Assign, Const, Var
+from ..ir.memory import memory_roots, sharing
+from ..ir.nodes import Assign, Const, SetItem, Var
 from .uses import Uses, substitute_everywhere
 
 _NEVER_MERGED = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy", "arange",
@@ -23,8 +24,17 @@ def _key(stmt):
     return stmt.prim, args, repr(sorted(stmt.params.items(), key=lambda kv: kv[0]))
 
 
-def _block(block, uses, replacements):
-    available = {}
+def _written(stmt, roots):
+    """The variables whose values ``stmt`` changes: those it assigns, and for a write into an
+    array, every array sharing its memory."""
+    written = set(stmt.writes())
+    if isinstance(stmt, SetItem) or (isinstance(stmt, Assign) and stmt.inplace):
+        written = sharing(written, roots)
+    return written
+
+
+def _block(block, uses, replacements, roots):
+    available = {}  # key -> (the temporary holding it, the variables it reads)
     for stmt in block:
         if isinstance(stmt, Assign) and not stmt.inplace and stmt.prim not in _NEVER_MERGED \
                 and stmt.target.is_temp and uses.single_def(stmt.target):
@@ -32,15 +42,14 @@ def _block(block, uses, replacements):
             stmt.args = args
             key = _key(stmt)
             if key in available:
-                replacements[stmt.target] = available[key]
+                replacements[stmt.target] = available[key][0]
                 continue
-            available[key] = stmt.target
-        written = set(stmt.writes())
+            available[key] = (stmt.target, sharing({a for a in args if isinstance(a, Var)}, roots))
+        written = _written(stmt, roots)
         if written:
-            available = {k: v for k, v in available.items()
-                         if not any(part[0] == "v" and part[1] in {w.uid for w in written} for part in k[1])}
+            available = {k: v for k, v in available.items() if not v[1] & written}
         for inner in stmt.blocks():
-            _block(inner, uses, replacements)
+            _block(inner, uses, replacements, roots)
         if stmt.blocks():
             available = {}
 
@@ -48,6 +57,6 @@ def _block(block, uses, replacements):
 def eliminate_common_subexpressions(fn):
     """Merge repeated pure computations in ``fn`` in place; returns True if anything merged."""
     replacements = {}
-    _block(fn.body, Uses(fn), replacements)
+    _block(fn.body, Uses(fn), replacements, memory_roots(fn.body, fn.params))
     substitute_everywhere(fn, replacements)
     return bool(replacements)

@@ -5,12 +5,17 @@ into the caller's array)."""
 from ..ir.nodes import Assign, SetItem, walk
 
 
+def written_arguments(fn):
+    """The parameters of ``fn`` that it writes into in place."""
+    written = {s.array for s in walk(fn.body, into_custom=False) if isinstance(s, SetItem)}
+    return [param for param in fn.params if param in written]
+
+
 def copy_written_arguments(fn, b):
     """Emit with builder ``b`` a copy of each parameter of ``fn`` written in place (unless
     ``fn`` already starts by copying it)."""
-    written = {s.array for s in walk(fn.body, into_custom=False) if isinstance(s, SetItem)}
     copied = {s.target for s in fn.body
               if isinstance(s, Assign) and s.prim == "copy" and s.args == [s.target]}
-    for param in fn.params:
-        if param in written and param not in copied:
+    for param in written_arguments(fn):
+        if param not in copied:
             b.emit("copy", [param], target=param)

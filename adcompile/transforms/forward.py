@@ -18,7 +18,7 @@ from ..ir.nodes import (AccumItem, Assign, Comment, CustomCall, For, Function, I
 from ..passes.activity import active_vars
 from ..rules.jvp import jvp_rule
 from ..rules.vjp import NON_DIFFERENTIABLE
-from .arguments import copy_written_arguments
+from .arguments import copy_written_arguments, written_arguments
 
 
 class ForwardTransform:
@@ -48,6 +48,9 @@ class ForwardTransform:
         body = []
         b = Builder(self.namer, body)
         copy_written_arguments(self.fn, b)
+        for param in written_arguments(self.fn):  # the caller's tangent is left as it was too
+            if param in self.wrt:
+                b.emit("copy", [self.tangent(param)], target=self.tangent(param))
         for param in self.fn.params:  # written with active values, so they get tangents too
             if param in self.active and param not in self.wrt:
                 b.emit("zeros_like", [param], target=self.tangent(param))

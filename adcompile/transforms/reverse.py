@@ -23,13 +23,14 @@ loop's by counting; ``for`` loops with break/return arrive as counted while loop
 """
 from ..errors import NoDerivativeRuleError, located
 from ..ir.builder import Builder, const
+from ..ir.memory import memory_roots
 from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, Function, If, Pop, Push,
                         SetItem, Var, While, walk)
 from ..ir.types import NONE_T, Type
 from ..passes.activity import active_vars
 from ..rules.vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES, ScatterInto, getitem
 from .arguments import copy_written_arguments
-from .scopes import Scopes, check_shared_memory_writes, memory_roots
+from .scopes import Scopes, check_shared_memory_writes
 
 from ..frontend.indexing import index_params
 

@@ -12,6 +12,7 @@ semantics would miss:
     y = x            # or y = x[1:], for row in X, y = x.T ...
     y[0] = 1.0       # AdCompileError: 'y' may share memory with 'x'
 """
+from ..ir.memory import is_view, memory_roots
 from ..ir.nodes import Assign, For, SetItem, Var, While
 
 
@@ -108,39 +109,9 @@ class Scopes:
 
 
 # ---------------------------------------------------------------------- shared memory
-# Primitives whose array result may share memory with their first argument (numpy views).
-VIEW_PRIMS = {"alias", "getitem", "transpose", "reshape", "ravel", "expand_axis", "broadcast_to_shape"}
-
 ALIAS_HINT = ("adcompile differentiates arrays as values and cannot follow a write through "
               "memory shared by two variables (a slice or row of an array, `y = x`, "
               "`for row in X`, reshape, ravel or .T share memory)")
-
-
-def _is_view(stmt):
-    if stmt.target.type.ndim == 0 or not stmt.args or not isinstance(stmt.args[0], Var):
-        return False
-    if stmt.prim == "getitem":
-        return all(item[0] != "array" for item in stmt.params["items"])
-    return stmt.prim in VIEW_PRIMS
-
-
-def memory_roots(body, params):
-    """Var -> the set of Vars whose memory it may be (itself for a fresh array)."""
-    from ..ir.nodes import Assign, walk
-    roots = {p: {p} for p in params if p.type.ndim > 0}
-    changed = True
-    while changed:
-        changed = False
-        for stmt in walk(body, into_custom=False):
-            if not isinstance(stmt, Assign) or stmt.target.type.ndim == 0:
-                continue
-            source = stmt.args[0] if _is_view(stmt) else None
-            new = roots.get(source, {source}) if source is not None else {stmt.target}
-            have = roots.setdefault(stmt.target, set())
-            if not new <= have:
-                have |= new
-                changed = True
-    return roots
 
 
 class _Positions:
@@ -177,7 +148,7 @@ class _Positions:
         w = self.pos[id(write)]
         for f in self.defs.get(array, []):
             f_pos = self.pos[id(f)]
-            if (isinstance(f, Assign) and not _is_view(f) and self.block_of[id(f)] == self.block_of[id(write)]
+            if (isinstance(f, Assign) and not is_view(f) and self.block_of[id(f)] == self.block_of[id(write)]
                     and f_pos < w and not f_pos < d < w):
                 return True
         return False
@@ -188,7 +159,7 @@ class _Positions:
         out = []
         for d in self.defs.get(view, []):
             if isinstance(d, Assign):
-                source = d.args[0] if _is_view(d) else None
+                source = d.args[0] if is_view(d) else None
                 if source is None or array not in roots.get(source, {source}):
                     continue  # a new array, or a view of other memory
                 if self.fresh_before(array, write, self.pos[id(d)]):
