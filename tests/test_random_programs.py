@@ -15,13 +15,13 @@ from randprog.shrink import shrink, snippet
 
 os.environ.setdefault("ADCOMPILE_CACHE_DIR", "/tmp/randprog_cache")
 
-FAST_PYTHON_SEEDS = range(0, 240)
+FAST_PYTHON_SEEDS = range(0, 200)
 FAST_NUMBA_SEEDS = range(100000, 100008)
 SLOW_PYTHON_SEEDS = range(1000, 4000)
-MAX_REJECTED_SHARE = 0.10
+MAX_REJECTED_SHARE = 0.10  # of the programs not discarded (at least 2 allowed in a small sample)
 
 
-def describe_failures(summary, backend, shrink_seconds=30.0, limit=3):
+def describe_failures(summary, backend, shrink_seconds=20.0, limit=1):
     """The summary and a few shrunk reproductions, for the assertion message."""
     parts = [summary.report()]
     for result in summary.failures[:limit]:
@@ -37,7 +37,7 @@ def check_batch(seeds, backend):
     checked = summary.counts["programs"] - summary.counts["discarded"]
     assert summary.counts["discarded"] <= 0.1 * summary.counts["programs"], summary.report()
     assert not summary.failures, describe_failures(summary, backend)
-    assert summary.counts["rejected"] <= MAX_REJECTED_SHARE * checked, summary.report()
+    assert summary.counts["rejected"] <= max(2, MAX_REJECTED_SHARE * checked), summary.report()
 
 
 def test_random_programs_python_backend():

@@ -24,8 +24,20 @@ def f(a, x, n):
     return p3
 ''',
         args=(-0.6595412323557484, np.array([0.8461755554888482, 0.17545819145646946, -0.38708208591177873]), 0),
-        kind="crash:value_and_grad:UnboundLocalError",
-        xfail="issue 8 item 2: the backward restores a loop variable of a zero-trip loop ('i_saved = i')",
+        kind="crash:value_and_grad:UnboundLocalError",  # issue 8 item 2 (fixed)
+    ),
+    RegressionCase(
+        name="jvp_of_write_into_argument_slice",
+        source='''
+import numpy as np
+
+def f(x):
+    x[:2] = 2 * x[:2]
+    w3 = x.copy()
+    return np.sum(w3)
+''',
+        args=(np.array([0.15614263050515298, -0.7163132975680087, -0.8518037021162552, 0.899562793255013]),),
+        kind="wrong:jvp-vs-reverse",  # found by the fast profile; fixed while this was written
     ),
 ]
 

@@ -680,7 +680,11 @@ class ProgramGenerator:
 
     # ------------------------------------------------------------------ control flow
     def condition(self, scope):
-        text, b = self.expr(scope, (), self.rng.randint(0, 2))
+        """A comparison on data (never on constants alone)."""
+        for _ in range(4):
+            text, b = self.expr(scope, (), self.rng.randint(0, 2))
+            if set(re.findall(r"[A-Za-z_]\w*", text)) & set(scope.floats()):
+                break
         threshold = fmt(self.rng.uniform(-0.5, 0.5) * min(b, 2.0))
         return f"{text} {self.pick(['>', '<'])} {threshold}"
 

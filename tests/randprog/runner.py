@@ -8,10 +8,11 @@ import collections
 import concurrent.futures
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 
 from .generator import generate
-from .oracles import check_with_timeout
+from .oracles import Outcome, check_with_timeout
 
 SECOND_ORDER_EVERY = 4  # every 4th seed also gets hvp/hessian checks
 PROGRAM_TIMEOUT = {"python": 60.0, "numba": 300.0}  # seconds; longer counts as a "timeout" failure
@@ -67,13 +68,24 @@ def options_for(seed, backend):
 
 
 def run_one(seed, backend="python"):
-    program = generate(seed)
+    try:
+        program = generate(seed)
+    except Exception as error:  # noqa: BLE001  (a generator bug: counted, never fatal)
+        return Result(seed, backend, Outcome("discarded", "discarded:generator-error", repr(error))), []
     outcome = check_with_timeout(program, PROGRAM_TIMEOUT[backend], **options_for(seed, backend))
     return Result(seed, backend, outcome, program if outcome.failed else None), sorted(program.features)
 
 
+def _run_guarded(seed, backend):
+    try:
+        return run_one(seed, backend)
+    except BaseException as error:  # noqa: BLE001  (a harness bug must not stop a batch)
+        detail = "".join(traceback.format_exception(type(error), error, error.__traceback__))[-1500:]
+        return Result(seed, backend, Outcome("discarded", "discarded:harness-error", detail)), []
+
+
 def _run_chunk(seeds, backend):
-    return [run_one(seed, backend) for seed in seeds]
+    return [_run_guarded(seed, backend) for seed in seeds]
 
 
 def run_batch(seeds, backend="python", jobs=1, progress=False):
@@ -98,8 +110,11 @@ def run_batch(seeds, backend="python", jobs=1, progress=False):
         chunks = [seeds[k:k + 20] for k in range(0, len(seeds), 20)]
         with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
             futures = [pool.submit(_run_chunk, chunk, backend) for chunk in chunks]
-            for future in concurrent.futures.as_completed(futures):
-                record(future.result())
+            for future, chunk in zip(concurrent.futures.as_completed(futures), chunks):
+                try:
+                    record(future.result())
+                except Exception as error:  # noqa: BLE001  (e.g. a worker that died)
+                    sys.stderr.write(f"\nworker failed: {error!r}\n")
     if progress:
         sys.stderr.write("\n")
     summary.failures.sort(key=lambda r: r.seed)
