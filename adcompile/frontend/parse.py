@@ -18,6 +18,7 @@ from .lowering import lower_jumps
 from .parse_tables import _kind, _Retry
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .source import FunctionSource
+from .static_values import StaticStr
 from .statements import StatementTranslation
 from .targets import subscript_target
 from .values import NONE, MethodRef, NoneValue, TupleValue, refers_to
@@ -90,6 +91,10 @@ class Translator(StatementTranslation, ExpressionTranslation):
         return fn
     # ------------------------------------------------------------------ assignment
     def assign(self, target, value, node):
+        if isinstance(target, ast.Name) and isinstance(value, StaticStr):
+            raise self.error("a str cannot be assigned to a variable in compiled code: strings are "
+                             "compile-time values, passed to functions and compared with == / !=",
+                             node, TypeMismatchError)
         if isinstance(target, ast.Name):
             self.bind(target.id, value, node)
         elif isinstance(target, (ast.Tuple, ast.List)):
