@@ -39,6 +39,197 @@ def f(x):
         args=(np.array([0.15614263050515298, -0.7163132975680087, -0.8518037021162552, 0.899562793255013]),),
         kind="wrong:jvp-vs-reverse",  # found by the fast profile; fixed while this was written
     ),
+    RegressionCase(
+        name='helper_keyword_parameter_rebound_in_loop',
+        source='''
+import numpy as np
+import adcompile
+
+def helper1(p0, scale=0.73):
+    s1 = np.tanh(np.sum(p0 * p0) - (np.cos(-1.11) + np.sum(p0[::-1])))
+    if s1 < -0.36:
+        for i in range(0):
+            v2 = p0[::-1] - p0
+            v3 = np.concatenate((np.sqrt(1.0 + v2[1:2] * v2[1:2]), np.log(1.0 + np.linspace(-0.5, 0.5, 3) ** 2))) - np.mean(np.outer(p0[2:4], p0), axis=0)
+        if s1 > -0.41:
+            p4, u5 = (np.tanh(np.sum(p0 @ (0.5 * np.eye(4)))), s1 + np.ones((4, 3)) + (np.full((4, 3), 0.5) + np.ones((4, 3))))
+        else:
+            for i in range(2):
+                scale, s1 = (s1, np.sin(scale + p0.sum()))
+                s6 = p0.mean()
+                v7 = np.sqrt(1.0 + np.sqrt(1.0 + 0.25 * np.arange(4) * (0.25 * np.arange(4))) * np.sqrt(1.0 + 0.25 * np.arange(4) * (0.25 * np.arange(4))))
+                s8 = np.sin(scale)
+    return np.concatenate((p0[-1:] - np.linspace(-0.5, 0.5, 1), np.ones(3) * scale))
+
+def f(x, a, b, A):
+    for i in range(A.shape[1]):
+        a, b = (b, np.sin(a + x[i + 1]))
+        count9 = 0
+        while count9 < 4 and np.dot(x[np.array([3, 0, 3, 2])], x[::-1]) < -0.4:
+            count9 += 1
+            x = np.sin(np.exp(np.concatenate((x[::2], x[-2:])))) + 0.5 * x
+        W10 = np.copy(x)
+        W10[i] = W10[-3]
+    w11 = A.copy()
+    if a > 0.11:
+        u12, u13 = (np.mean(np.ones((3, 4)), axis=0), np.concatenate((x[::2], w11[2, 2:])))
+    else:
+        v14 = 0.25 * np.arange(4) / (1.0 + x[::-1] ** 2) + helper1(x, scale=0.32)
+        s15 = w11.sum()
+    return np.sum(w11) + 2.0 * b
+''',
+        args=(np.array([0.5635053249329904, 0.6677053980190069, -0.013927997982299045, -0.7560518992325593]), 0.48284496026453483, -0.896430715915508, np.array([[-0.8445518847742461, 0.5432564994029265, 0.1330679161713728], [0.41712769655564097, 0.7794901650014767, -0.10357957263799134], [0.21496312856608335, 0.43107490541240656, -0.24496655627410036], [0.6792733014467343, -0.7531577300851788, -0.6283670393859782]])),
+        kind='crash:forward:UnboundLocalError',  # random-program seed 10511
+    ),
+    RegressionCase(
+        name='hessian_max_then_loop_carried_tuple',
+        source='''
+import numpy as np
+
+def f(b, A):
+    s3 = np.max(A)
+    for i in range(1):
+        b, s3 = (s3, np.sin(b))
+    return s3
+''',
+        args=(-0.18545965494749117, np.array([[0.7166185410658097, -0.7118835479113288], [0.14108788437474495, -0.7425238751551739], [-0.01274019581882846, -0.17541241018164322]])),
+        kind='crash:hessian:TypeError',  # random-program seed 15464
+        second_order=True,
+    ),
+    RegressionCase(
+        name='jvp_column_of_broadcast_result_rebinding_name',
+        source='''
+import numpy as np
+
+def f(x, y):
+    u2, p3 = (x[:, None] - np.full(4, 0.5), y)
+    u2 = u2[:, 2]
+    return np.sum(u2)
+''',
+        args=(np.array([0.20317875742542335, 0.8785507863418025, 0.6136095706780484, -0.9694860121892146]), np.array([0.41485262510245446, 0.529251719603012, -0.7014424400469568, -0.3316593205763192])),
+        kind='crash:jvp:IndexError',  # random-program seed 13395
+    ),
+    RegressionCase(
+        name='early_return_in_first_loop_then_nested_loops',
+        source='''
+import numpy as np
+
+def f(x, n):
+    for k in range(x.shape[0]):
+        return x[k]
+    for i in range(n, 1, 1):
+        for k in range(n):
+            pass
+''',
+        args=(np.array([-0.03013055115795904, 0.27931009100063386, -0.2624274692094477, -0.9160756701737902]), 1),
+        kind='crash:value_and_grad:KeyError',  # random-program seed 10993
+        xfail='KeyError in the reverse transform for a loop after a loop that returns (issue 8 item 2 family)',
+    ),
+    RegressionCase(
+        name='augmented_assign_through_alias_under_truthiness_branch',
+        source='''
+import numpy as np
+
+def f(x, y, b):
+    if y[2]:
+        W1 = x
+        b += W1[1] - b
+    return b
+''',
+        args=(np.array([-0.6633654285122619, -0.31595323526281693, 0.4984047236496547]), np.array([-0.38586881771536197, 0.9903871625211929, -0.14576495979677295]), 0.9041408733777812),
+        kind='wrong:grad-vs-fd',  # random-program seed 10747
+        xfail='gradient 0 for b += W1[1] - b with W1 = x inside `if y[2]:`',
+    ),
+    RegressionCase(
+        name='write_into_argument_then_alias',
+        source='''
+import numpy as np
+
+def f(x):
+    x[1:] = np.sin(x[2])
+    w6 = x
+    return w6 @ w6
+''',
+        args=(np.array([0.03338080466092497, -0.1526016949671385, 0.14855135446279344]),),
+        kind='wrong:jvp-vs-reverse',  # random-program seed 10000
+        second_order=True,
+    ),
+    RegressionCase(
+        name='slice_write_from_strided_read_then_alias',
+        source='''
+import numpy as np
+
+def f(x):
+    w1 = np.copy(x)
+    w1[:1] = np.sin(w1[::2])
+    v4 = w1
+    return np.mean(v4)
+''',
+        args=(np.array([-0.2291179333339597, 0.4152253315490182]),),
+        kind='wrong:value_and_grad-value',  # random-program seed 13887
+    ),
+    RegressionCase(
+        name='vjp_leaves_written_argument_unchanged',
+        source='''
+import numpy as np
+
+def f(x, y):
+    x[2] = 2
+    return y
+''',
+        args=(np.array([-0.41490162128203933, 0.5581275111799093, -0.9956103329638599, -0.3236737855882499]), np.array([-0.2016184258757181, -0.9709966643402834, 0.7034746926207787, 0.7987539681866407])),
+        kind='wrong:vjp-mutates-arguments',  # random-program seed 10072
+        returns='array',
+        second_order=True,
+    ),
+    RegressionCase(
+        name='int_variable_becomes_float_in_branch',
+        source='''
+import numpy as np
+
+def f(b):
+    M1 = 3
+    s2 = M1
+    if M1 < 0.38:
+        pass
+    else:
+        s2 += b ** 2 - s2
+    return s2
+''',
+        args=(-0.7481770708493634,),
+        kind='wrong:vjp-vs-fd',  # random-program seed 10673
+        returns='array',
+        xfail='gradient 0 when an int-initialised variable becomes a float in one branch (s2 = 3; s2 += b ** 2 - s2)',
+    ),
+    # issue 8 item 2, the minimal reproductions of the loop-variable kind found above
+    RegressionCase(
+        name="issue8_item2_loop_variable_reused_after_break_loop",
+        source='''
+def f(x):
+    s = 0.0
+    for i in range(3):
+        if s > 10.0:
+            break
+        s = s + x[i] ** 2
+    for i in range(3):
+        s = s + x[i]
+    return s
+''',
+        args=(np.array([1.0, 2.0, 3.0]),),
+        kind="wrong:grad-vs-fd",
+    ),
+    RegressionCase(
+        name="issue8_item2_loop_variable_read_after_dead_loop",
+        source='''
+def f(x):
+    s = x[0]
+    for j in range(3):
+        s = s * 0.5
+    return s + x[j]
+''',
+        args=(np.array([1.0, 2.0, 3.0]),),
+        kind="crash:value_and_grad:NameError",
+    ),
 ]
 
 
