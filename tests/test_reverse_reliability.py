@@ -174,6 +174,45 @@ def repeated_sum_around_write_through_alias(x):
     return a + np.sum(w * w)
 
 
+# ---------------------------------------------------------------------- found by random programs
+def swap_with_default(p0, scale=0.54):
+    for j in range(2):
+        p0, scale = (scale, np.sin(p0))
+    return p0
+
+
+def helper_default_rebound_in_loop(x):
+    return swap_with_default(x[0]) + swap_with_default(x[1], 0.3) * x[0]
+
+
+def accumulate_from_int_default(p, n=0):
+    for j in range(3):
+        n = n + 0.5 * p * p
+    return n
+
+
+def helper_int_default_widened(x):
+    return accumulate_from_int_default(x[0]) + accumulate_from_int_default(x[1], 2)
+
+
+def broadcast_by_constant_operand(x):
+    M = np.full(4, 0.5) - x[:, None]
+    M = M[:, 2]
+    return np.sum(M * M)
+
+
+def broadcast_by_constant_matrix(x):
+    M = np.ones((3, 4)) * 0.5 + np.sin(x)[:, None]
+    return np.sum(M ** 2 * np.arange(4.0))
+
+
+def active_result_from_constant_branch(a, b):
+    w = np.tanh(np.full(3, 0.5))
+    if a > 0.0:
+        return np.max(w[::-1])
+    return 2.0 * a + b
+
+
 # ---------------------------------------------------------------------- item 2: loop indices
 def index_reused_after_break(x):
     s = 0.0
@@ -301,6 +340,9 @@ CASES = [
     (recurrent_rows, (W33, SEQ43)), (rows_in_place, (W33, SEQ43)),
     (rows_in_place_zero_trip, (W33, SEQ43)), (view_taken_in_branch, (X3,)),
     (view_taken_in_branch, (-X3,)), (result_read_through_alias_of_written, (X3,)),
+    (helper_default_rebound_in_loop, (X3,)), (helper_int_default_widened, (X3,)),
+    (broadcast_by_constant_operand, (X3,)), (broadcast_by_constant_matrix, (X3,)),
+    (active_result_from_constant_branch, (0.3, 0.2)), (active_result_from_constant_branch, (-0.3, 0.2)),
     (index_reused_after_break, (np.array([1.0, 2.0, 3.0]),)),
     (index_reused_after_enumerate, (np.array([1.0, 2.0, 3.0]),)),
     (index_reused_after_early_return, (X4,)), (index_of_zero_trip_loop_reused, (0.4, X3, 0)),
@@ -369,6 +411,13 @@ def test_forward_and_first_order(fn, args):
         assert_close(g, ref, f"grad wrt argument {k}")
         assert_close(g2, ref, f"value_and_grad wrt argument {k}")
         assert_close(g3, ref, f"vjp wrt argument {k}")
+    directions = [RNG.standard_normal(np.shape(args[k])) for k in wrt]
+    tangents = [None] * len(args)
+    for k, v in zip(wrt, directions):
+        tangents[k] = v if np.ndim(args[k]) else float(v)
+    out, tangent = adcompile.jvp(compiled, tuple(_fresh(args)), tuple(tangents))
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-14)
+    assert_close(tangent, sum(np.sum(ref * v) for ref, v in zip(references, directions)), "jvp")
 
 
 @pytest.mark.parametrize("fn, args", CASES, ids=IDS)

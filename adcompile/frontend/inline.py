@@ -10,7 +10,7 @@ import inspect
 
 from ..errors import AdCompileError, UnsupportedSyntaxError
 from ..ir.builder import Builder
-from ..ir.nodes import Assign, Var
+from ..ir.nodes import Assign, Const, Var
 from .values import NONE, refers_to
 
 
@@ -121,9 +121,11 @@ def _inline(tr, callee, stack, values, enclosing):
     for name, value in values.items():
         # A parameter the callee assigns to gets its own variable; one it only reads (or
         # writes items of, like Python's call by sharing) is the caller's variable itself.
-        if isinstance(value, Var) and name in rebound:
-            local = Var(tr.namer.fresh(name), value.type)
-            if not tr.retarget(value, local):  # a temporary argument becomes the parameter itself
+        if isinstance(value, (Var, Const)) and name in rebound:
+            fresh = tr.namer.fresh(name)
+            local = Var(fresh, tr.hints.get(fresh, value.type))  # widened (int -> float) on a retry
+            # a temporary argument becomes the parameter itself
+            if not (isinstance(value, Var) and local.type == value.type and tr.retarget(value, local)):
                 tr.block.append(Assign(local, "alias", [value], loc=tr.loc))
             value = local
         callee.env[name] = value

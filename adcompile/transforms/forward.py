@@ -17,7 +17,7 @@ from ..ir.nodes import (AccumItem, Assign, Comment, CustomCall, For, Function, I
                         Var, While, walk)
 from ..passes.activity import active_vars
 from ..rules.jvp import jvp_rule
-from ..rules.vjp import NON_DIFFERENTIABLE
+from ..rules.vjp import BROADCASTING, NON_DIFFERENTIABLE
 from .arguments import copy_written_arguments, written_arguments
 
 
@@ -134,35 +134,51 @@ class ForwardTransform:
                 out.append(Assign(self.tangent(target), "add", [self.tangent(target), t], loc=stmt.loc,
                                   inplace=True))
             return
-        if self_referencing:
-            new_value = Var(self.namer.fresh("_" + target.name.lstrip("_") + "_new"), target.type)
-            out.append(Assign(new_value, stmt.prim, stmt.args, stmt.params, stmt.loc))
-            tangent = rule(b, tangents, new_value, stmt.args, stmt.params) if rule else None
-            if tangent is None:
-                tangent = b.call("zeros_like", new_value)
-            elif tangent.type.ndim < target.type.ndim:
-                tangent = b.call("broadcast_to_shape", tangent, new_value)
-            out.append(Assign(target, "alias", [new_value], loc=stmt.loc))
-            out.append(Assign(self.tangent(target), "alias", [tangent], loc=stmt.loc))
-            return
-        out.append(stmt)
+        if all(t is None for t in tangents):
+            rule = None  # an active variable given a value that does not depend on the inputs
+        if self_referencing:  # ``x = f(x)``: the tangent rule reads the old x
+            result = Var(self.namer.fresh("_" + target.name.lstrip("_") + "_new"), target.type)
+            out.append(Assign(result, stmt.prim, stmt.args, stmt.params, stmt.loc))
+        else:
+            result = target
+            out.append(stmt)
         before = len(out)
-        tangent = rule(b, tangents, target, stmt.args, stmt.params) if rule else None
+        tangent = rule(b, tangents, result, stmt.args, stmt.params) if rule else None
+        tangent = self.shaped_like(b, tangent, result, stmt, out[before:])
         if (tangent is not None and tangent.type.ndim and stmt.prim != "alias"
                 and not any(isinstance(s, Assign) and s.target is tangent for s in out[before:])):
             # The rule returned another variable's tangent (``x * 1.0`` -> ``dx``): the new
             # array's tangent must not share its memory, since either may be written in place.
             tangent = b.call("copy", tangent)
         if tangent is None:
-            b.emit("zeros_like", [target], target=self.tangent(target))
-            return
-        if tangent.type.ndim < target.type.ndim:
-            tangent = b.call("broadcast_to_shape", tangent, target)
+            tangent = b.call("zeros_like", result)
+        if self_referencing:
+            out.append(Assign(target, "alias", [result], loc=stmt.loc))
         last = out[-1]
         if isinstance(last, Assign) and last.target is tangent and tangent.is_temp:
             last.target = self.tangent(target)
         else:
             out.append(Assign(self.tangent(target), "alias", [tangent], loc=stmt.loc))
+
+    def shaped_like(self, b, tangent, result, stmt, rule_statements):
+        """``tangent`` with ``result``'s shape. A broadcasting primitive's tangent lacks the
+        dimensions that only arguments without a tangent bring (``np.ones((2, 4)) - x[:, None]``
+        has the tangent ``-dx[:, None]``, of shape (n, 1)): it is broadcast then."""
+        if tangent is None or not result.type.ndim:
+            return tangent
+        if tangent.type.ndim < result.type.ndim:
+            return b.call("broadcast_to_shape", tangent, result)
+        if stmt.prim not in BROADCASTING:
+            return tangent
+        read = {tangent}
+        for s in reversed(rule_statements):
+            if isinstance(s, Assign) and s.target in read:
+                read.update(a for a in s.args if isinstance(a, Var))
+        primal_of = {t: p for p, t in self.tangents.items()}
+        involved = {primal_of.get(v, v) for v in read}
+        if all(a in involved for a in stmt.args if isinstance(a, Var) and a.type.ndim):
+            return tangent
+        return b.call("broadcast_to_shape", tangent, result)
 
 
 def forward(fn, wrt, namer):
