@@ -450,6 +450,8 @@ def vjp(f, *args, wrt=None):
         if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
             cotangents = cotangents[0]
         cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
+        # a 0-d array is a number (the generated code updates scalar adjoints with +=)
+        cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
         sig = derived.signature(args)
         _check_against(cotangents, compiled.ir(sig).results, "cotangent")
         result = derived.call_with_extra(args, cotangents)

@@ -123,7 +123,6 @@ def f(x, n):
 ''',
         args=(np.array([-0.03013055115795904, 0.27931009100063386, -0.2624274692094477, -0.9160756701737902]), 1),
         kind='crash:value_and_grad:KeyError',  # random-program seed 10993
-        xfail='KeyError in the reverse transform for a loop after a loop that returns (issue 8 item 2 family)',
     ),
     RegressionCase(
         name='augmented_assign_through_alias_under_truthiness_branch',
@@ -138,7 +137,6 @@ def f(x, y, b):
 ''',
         args=(np.array([-0.6633654285122619, -0.31595323526281693, 0.4984047236496547]), np.array([-0.38586881771536197, 0.9903871625211929, -0.14576495979677295]), 0.9041408733777812),
         kind='wrong:grad-vs-fd',  # random-program seed 10747
-        xfail='gradient 0 for b += W1[1] - b with W1 = x inside `if y[2]:`',
     ),
     RegressionCase(
         name='write_into_argument_then_alias',
@@ -199,7 +197,6 @@ def f(b):
         args=(-0.7481770708493634,),
         kind='wrong:vjp-vs-fd',  # random-program seed 10673
         returns='array',
-        xfail='gradient 0 when an int-initialised variable becomes a float in one branch (s2 = 3; s2 += b ** 2 - s2)',
     ),
     # issue 8 item 2, the minimal reproductions of the loop-variable kind found above
     RegressionCase(

@@ -546,3 +546,19 @@ def test_common_subexpressions_are_not_merged_across_a_write_through_an_alias():
     exec(generate(fn_ir), namespace)
     got = namespace[fn_ir.name](X3.copy())
     assert got == pytest.approx(repeated_sum_around_write_through_alias(X3.copy()), rel=1e-12)
+
+
+def int_then_float_in_branch(b):
+    s = 3
+    if s < 0.38:
+        pass
+    else:
+        s += b ** 2 - s
+    return s
+
+
+def test_vjp_cotangent_given_as_a_0d_array():
+    compiled = adcompile.compile(int_then_float_in_branch, backend="python")
+    _, pullback = adcompile.vjp(compiled, -0.75)
+    (as_array,), (as_number,) = pullback(np.array(0.35)), pullback(0.35)
+    assert as_array == as_number == pytest.approx(0.35 * 2 * -0.75, rel=1e-12)

@@ -126,6 +126,7 @@ class ReverseTransform:
     def run(self):
         snapshot = set(self.namer.taken)
         self.saves, self.needed = {}, None
+        self.save_count = 0  # saves emitted so far (``saves`` keeps its keys from pass to pass)
         self.start_pass()
         self.backward_block(self.fn.body, (), 0)
         self.needed = self.backward_reads()
@@ -204,6 +205,7 @@ class ReverseTransform:
         """Emit into ``out`` the saving of ``value`` before ``stmt`` overwrites it (``direct``:
         ``value`` is a fresh variable that can be the slot itself)."""
         key = id(stmt) if key is None else key
+        self.save_count += 1
         if depth == 0 and direct:
             self.saves[key] = ("slot", value)
         elif depth == 0:
@@ -298,7 +300,7 @@ class ReverseTransform:
             elif isinstance(stmt, For):
                 self.save_loop_index(out, stmt, depth)
                 self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
-                n_saves = len(self.saves)
+                n_saves = self.save_count
                 if depth == 0:
                     self.counted_loop, self.counted_tapes = stmt, []
                 body = self.forward_block(stmt.body, depth + 1)
@@ -310,7 +312,7 @@ class ReverseTransform:
                 out.append(For(stmt.index, stmt.start, stmt.stop, stmt.step, body, stmt.loc))
             elif isinstance(stmt, While):
                 self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
-                n_saves = len(self.saves)
+                n_saves = self.save_count
                 if depth == 0:
                     self.counted_loop = None
                 body = self.forward_block(stmt.body, depth + 1)
@@ -387,7 +389,7 @@ class ReverseTransform:
         return out
 
     def loop_has_backward(self, loop, n_saves_before):
-        if len(self.saves) > n_saves_before:
+        if self.save_count > n_saves_before:
             return True
         return any(isinstance(s, (Assign, SetItem)) and (getattr(s, "target", None) in self.active
                                                          or getattr(s, "array", None) in self.active)
@@ -592,6 +594,13 @@ class ReverseTransform:
             if skip is not None:  # `x = x + ...`: x's adjoint carries over, no copy and reset
                 reset = False
                 substitute(rule_block, g_now, g_adjoint)
+                # another argument's cotangent is the adjoint's value now, not the variable,
+                # which the backward of this same expression may update (b = b + (w - b))
+                snapshot = None
+                for k, ct in enumerate(cts):
+                    if ct is g_now and k != skip:
+                        snapshot = snapshot or rb.emit("alias", [g_adjoint])
+                        cts[k] = snapshot
                 cts = [g_adjoint if ct is g_now else ct for ct in cts]
         uses_out = (any(a is out_ref for s in walk(rule_block) for a in s.reads())
                     or any(ct is out_ref for ct in cts))
