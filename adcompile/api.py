@@ -111,9 +111,9 @@ class _Specialised:
         self._last_signature = sig
         return spec
 
-    def source(self, *args):
+    def source(self, /, *args, **kwargs):
         from .inspection import signature_for  # the last call's signature, or that of ``args``
-        return self.specialization(signature_for(self, args, "source"))[1]
+        return self.specialization(signature_for(self, args, "source", kwargs))[1]
 
     def _repr_html_(self):
         from .inspection import html_display  # notebooks: the signature and generated source
@@ -140,6 +140,14 @@ class _Specialised:
                 raise
             raise explained from error
         return finish(result)
+
+    def call_arguments(self, args, kwargs=None):
+        """The positional arguments of the call ``fn(*args, **kwargs)``: keywords and defaults
+        bound as Python binds them. Calls and ``adcompile.source``/``ir``/``source_path`` with
+        example arguments both bind here, so they specialise on the same signature."""
+        if kwargs or len(args) != len(self.param_names):
+            return tuple(self.bind(args, kwargs or {}))
+        return tuple(args)
 
     def bind(self, args, kwargs):
         """Positional arguments from a call with keywords (and defaults), as Python binds them."""
@@ -193,7 +201,7 @@ class CompiledFunction(_Specialised):
 
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != len(self.param_names):
-            args = self.bind(args, kwargs)
+            args = self.call_arguments(args, kwargs)
         return self.run(args)
 
     def python_function(self):
@@ -387,7 +395,7 @@ class DerivedFunction(_Specialised):
 
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != len(self.param_names):
-            args = self.bind(args, kwargs)
+            args = self.call_arguments(args, kwargs)
         if self.kind == "value_and_grad" and isinstance(self.base, DerivedFunction):
             return self.base(*args), DerivedFunction(self.base, "grad", self.wrt_arg())(*args)
         return self.run(args)
@@ -439,6 +447,7 @@ def _check_against(values, outs, what):
 def vjp(f, *args, wrt=None):
     """JAX-style ``(out, pullback)``; ``pullback(cotangent)`` returns the tuple of gradients."""
     compiled = as_compiled(f)
+    args = compiled.call_arguments(args)  # defaults bound as a call binds them
     derived = DerivedFunction(compiled, "vjp", wrt)
     derived._last_signature = derived.signature(args)
     primal_ir = compiled.ir(derived._last_signature)

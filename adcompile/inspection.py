@@ -33,10 +33,12 @@ def last_signature(target):
     return None
 
 
-def signature_for(target, args, what="source"):
-    """The signature of ``args``, or the last one called (see :func:`last_signature`)."""
-    if args:
-        return target.signature(args)
+def signature_for(target, args, what="source", kwargs=None):
+    """The signature of the call ``target(*args, **kwargs)`` -- keywords and defaults bound as
+    the call binds them (``_Specialised.call_arguments``) -- or, given no arguments, the last
+    one called (see :func:`last_signature`)."""
+    if args or kwargs:
+        return target.signature(target.call_arguments(args, kwargs))
     sig = last_signature(target)
     if sig is None:
         params = ", ".join(target.param_names)
@@ -51,11 +53,12 @@ def signature_for(target, args, what="source"):
     return sig
 
 
-def source(fn, *args):
+def source(fn, /, *args, **kwargs):
     """The generated Python source of a compiled or derived function.
 
-    For the signature of ``args`` if given, else for the last call (of ``fn`` or of the
-    function it derives from).
+    For the signature of the call ``fn(*args, **kwargs)`` if arguments are given (keywords and
+    defaults bound as a call binds them), else for the last call (of ``fn`` or of the function
+    it derives from).
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -68,10 +71,10 @@ def source(fn, *args):
     True
     """
     target = specialised(fn, "source")
-    return target.specialization(signature_for(target, args, "source"))[1]
+    return target.specialization(signature_for(target, args, "source", kwargs))[1]
 
 
-def ir(fn, *args):
+def ir(fn, /, *args, **kwargs):
     """The IR (adcompile's typed intermediate representation) that the source is generated
     from, as text: one typed statement per line, ``name:dtype[:]`` for arrays.
 
@@ -86,10 +89,10 @@ def ir(fn, *args):
     """
     from .ir.printer import format_function
     target = specialised(fn, "ir")
-    return format_function(target.ir(signature_for(target, args, "ir")))
+    return format_function(target.ir(signature_for(target, args, "ir", kwargs)))
 
 
-def source_path(fn, *args):
+def source_path(fn, /, *args, **kwargs):
     """The path of the generated module file that runs (for a debugger or an editor).
 
     With ``backend="python"`` this file's code is what runs, so ``breakpoint()``-style
@@ -104,7 +107,7 @@ def source_path(fn, *args):
     (True, True)
     """
     target = specialised(fn, "source_path")
-    compiled = target.specialization(signature_for(target, args, "source_path"))[2]
+    compiled = target.specialization(signature_for(target, args, "source_path", kwargs))[2]
     return Path(getattr(compiled, "py_func", compiled).__code__.co_filename)
 
 

@@ -44,7 +44,7 @@ def optimize_observed(fn, name):
     return fn
 
 
-def ir_stages(fn, *args):
+def ir_stages(fn, /, *args, **kwargs):
     """``[(stage name, text)]``: the IR after each stage, then the generated source.
 
     >>> import numpy as np, adcompile
@@ -59,7 +59,7 @@ def ir_stages(fn, *args):
     from .inspection import signature_for, specialised
     from .ir.printer import format_function
     target = specialised(fn, "ir")
-    sig = signature_for(target, args, "ir")
+    sig = signature_for(target, args, "ir", kwargs)
     root = target
     while hasattr(root, "base"):
         root = root.base

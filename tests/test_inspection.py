@@ -63,6 +63,36 @@ def test_source_answers_for_the_derived_functions_own_last_call_first():
     assert "bk" in adcompile.source(g)
 
 
+def scaled(p0, scale=0.54):
+    return p0 * scale
+
+
+def test_example_arguments_bind_keywords_and_defaults_as_a_call_does():
+    f = adcompile.compile(scaled, backend="python")
+    # the default fills scale: the same code as the call f(0.3), which binds it the same way
+    text = adcompile.source(f, 0.3)
+    assert "def scaled(p0, scale):" in text
+    assert text == adcompile.source(f, 0.3, 0.54) == adcompile.source(f, p0=0.3)
+    assert f(0.3) == pytest.approx(0.3 * 0.54)
+    # a keyword's type is part of the signature: an array scale gives array code
+    assert adcompile.ir(f, 0.3, scale=np.ones(2)).startswith("def scaled(p0:f8, scale:f8[:]):")
+    g = adcompile.grad(f)
+    assert adcompile.ir(g, 0.3).startswith("def scaled_grad(p0:f8, scale:f8):")
+    assert adcompile.source_path(g, 0.3).read_text() == adcompile.source(g, 0.3)
+    assert [name for name, _ in ir_stages(g, p0=0.3)][0] == "parsed"
+    assert "def scaled_grad_jvp(p0, scale, dp0):" in adcompile.source(adcompile.hessian(f), 0.3)
+    out, pullback = adcompile.vjp(f, 0.3)  # vjp binds its arguments the same way
+    assert out == pytest.approx(0.162) and pullback(1.0) == pytest.approx((0.54, 0.3))
+    assert "def scaled_vjp(p0, scale, ct):" in adcompile.source(pullback)
+    # what a call rejects, source rejects with the call's message
+    with pytest.raises(CallError, match=r"scaled\(\) takes 2 arguments \(p0, scale\): too many positional"):
+        adcompile.source(f, 1.0, 2.0, 3.0)
+    with pytest.raises(CallError, match="missing a required argument: 'p0'"):
+        adcompile.source(f, scale=1.0)
+    with pytest.raises(CallError, match="missing a required argument: 'p0'"):
+        f(scale=1.0)
+
+
 def test_source_rejects_what_is_not_an_adcompile_function():
     with pytest.raises(CallError, match="takes a function made by adcompile.compile"):
         adcompile.source(np.sin)
