@@ -22,6 +22,31 @@ def _tangent_like(t, x, name):
     return t
 
 
+class MatrixFunction:
+    """What ``hessian`` and ``jacobian`` return: calling it with ``f``'s arguments computes the
+    matrix (``compute(*args)``). ``derived`` is the derived function behind it, whose code
+    ``adcompile.source``, ``ir`` and ``source_path`` show; in a notebook it displays like the
+    other derived functions."""
+
+    def __init__(self, compute, derived, title, doc):
+        self._compute = compute
+        self.derived = derived
+        self._title = title
+        self.__name__ = compute.__name__
+        self.__qualname__ = compute.__qualname__
+        self.__doc__ = doc
+
+    def __call__(self, *args):
+        return self._compute(*args)
+
+    def __repr__(self):
+        return f"<adcompile {self._title}>"
+
+    def _repr_html_(self):
+        from .inspection import html_display
+        return html_display(self.derived, title=self._title)
+
+
 def _unit_tensors(shape, dtype):
     """The standard basis of arrays of ``shape`` (a scalar shape gives the number 1.0)."""
     size = int(np.prod(shape))
@@ -89,8 +114,11 @@ def hessian(f, wrt=0):
         out = np.stack(columns).astype(dtype, copy=False)
         return out.reshape(shape + shape) if shape else float(out[0])
 
-    hessian_fn.derived = column
-    return hessian_fn
+    name = compiled.param_names[index]
+    return MatrixFunction(hessian_fn, column, f"hessian({compiled.name}, wrt={name!r})",
+                          f"The Hessian of {compiled.name} with respect to {name}, shape {name}.shape + "
+                          f"{name}.shape; call it with the arguments of {compiled.name}"
+                          f"({', '.join(compiled.param_names)}).")
 
 
 def jacobian(f, wrt=0, mode="rev"):
@@ -124,8 +152,11 @@ def jacobian(f, wrt=0, mode="rev"):
             matrix = np.stack(rows, axis=0)
         return matrix.reshape(out_shape + in_shape)
 
-    jacobian_fn.derived = derived
-    return jacobian_fn
+    name = compiled.param_names[index]
+    return MatrixFunction(jacobian_fn, derived, f"jacobian({compiled.name}, wrt={name!r}, mode={mode!r})",
+                          f"The Jacobian of {compiled.name} with respect to {name}, shape out.shape + "
+                          f"{name}.shape; call it with the arguments of {compiled.name}"
+                          f"({', '.join(compiled.param_names)}).")
 
 
 __all__ = ["jvp", "hvp", "hessian", "jacobian"]

@@ -120,10 +120,13 @@ def describe_call(target):
     return text
 
 
-def html_display(target):
-    """Notebook display: the signature; after a call, the highlighted generated source."""
+def html_display(target, title=None):
+    """Notebook display: the signature; after a call, the highlighted generated source.
+    ``title`` names what is shown when it is not ``target`` itself (``hessian(f, wrt='x')``,
+    whose source is that of ``target``)."""
     kind = "derived function" if hasattr(target, "base") else "compiled function"
-    head = (f"<p><b>adcompile {kind}</b> <code>{html.escape(describe_call(target))}</code>, "
+    call = describe_call(target) if title is None else f"{title}: {describe_call(target)}"
+    head = (f"<p><b>adcompile {kind}</b> <code>{html.escape(call)}</code>, "
             f"backend {html.escape(target.backend)}</p>")
     sig = last_signature(target)
     if sig is None:

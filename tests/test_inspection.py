@@ -251,3 +251,24 @@ def test_notebook_display_shows_the_signature_then_the_highlighted_source():
     assert "x: a 1-d float64 array, k: a float64 scalar" in after
     assert "weighted_sines_grad" in after and "<span" in after  # highlighted by pygments
     assert "compiled function" in f._repr_html_()
+
+
+def test_hessian_and_jacobian_are_callables_that_display_their_derived_function():
+    f = adcompile.compile(weighted_sines, backend="python")
+    hess = adcompile.hessian(f)
+    jac = adcompile.jacobian(adcompile.grad(f), wrt="k")
+    assert repr(hess) == "<adcompile hessian(weighted_sines, wrt='x')>"
+    assert repr(jac) == "<adcompile jacobian(grad(weighted_sines), wrt='k', mode='rev')>"
+    assert (hess.__name__, jac.__name__) == ("hessian_fn", "jacobian_fn")
+    assert "Hessian of weighted_sines with respect to x" in hess.__doc__
+    assert "Call it once" in hess._repr_html_()
+    x = np.array([0.3, -1.2])
+    expected = np.diag(-np.sin(x) * 2.0)
+    np.testing.assert_allclose(hess(x, 2.0), expected, rtol=1e-12)
+    np.testing.assert_allclose(jac(x, 2.0), np.cos(x), rtol=1e-12)  # d(cos(x) k)/dk
+    shown = hess._repr_html_()
+    assert "hessian(weighted_sines, wrt=&#x27;x&#x27;): jvp(grad(weighted_sines))(x, k)" in shown
+    assert "weighted_sines_grad_jvp" in shown and "<span" in shown
+    assert adcompile.source(hess) == adcompile.source(hess.derived, x, 2.0)
+    with pytest.raises(CallError, match=r"hessian\(weighted_sines, wrt='x'\)> assembles a matrix"):
+        adcompile.grad(hess)
