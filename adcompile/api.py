@@ -422,19 +422,60 @@ class DerivedFunction(_Specialised):
 
 
 def compile(fn=None, *, backend="numba"):
-    """Decorator: compile ``fn`` with numba (``backend='python'`` runs the generated Python)."""
+    """Decorator: compile ``fn`` with numba (``backend='python'`` runs the generated Python).
+
+    Nothing is compiled before the first call; code is generated per argument signature
+    (dtype and ndim of each argument). Keywords and defaults bind as in Python.
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")  # without backend=, numba compiles the generated code
+    ... def energy(x, k=0.5):
+    ...     return k * np.sum(x ** 2)
+    >>> float(energy(np.array([1.0, 2.0])))
+    2.5
+    >>> float(energy(np.array([1.0, 2.0]), k=2.0))
+    10.0
+    >>> text = adcompile.source(energy)  # the generated Python of the last call
+    >>> print(text[text.index("def energy"):])
+    def energy(x, k):
+        return k * np.sum(x * x)
+    <BLANKLINE>
+    """
     if fn is None:
         return lambda f: CompiledFunction(f, backend=backend)
     return CompiledFunction(fn, backend=backend)
 
 
 def grad(f, wrt=0):
-    """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``."""
+    """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``: an int, an
+    argument name, or a tuple of them (then the result is a tuple of gradients). A gradient
+    has its argument's shape and dtype. ``f`` may be a plain Python function (then it is
+    compiled with numba) or an ``adcompile.compile`` function.
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def loss(w, x):
+    ...     return np.sum((w * x - 1.0) ** 2)
+    >>> w, x = np.array([1.0, 2.0]), np.array([3.0, 0.5])
+    >>> adcompile.grad(loss)(w, x)  # 2 (w x - 1) x
+    array([12.,  0.])
+    >>> adcompile.grad(loss, wrt=("w", "x"))(w, x)
+    (array([12.,  0.]), array([4., 0.]))
+    """
     return DerivedFunction(f, "grad", wrt)
 
 
 def value_and_grad(f, wrt=0):
-    """A function returning ``(f(*args), gradient(s))`` from one pass."""
+    """A function returning ``(f(*args), gradient(s))`` from one pass (``wrt`` as in ``grad``).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def loss(w):
+    ...     return np.sum(w ** 2)
+    >>> value, gradient = adcompile.value_and_grad(loss)(np.array([1.0, -3.0]))
+    >>> float(value), gradient
+    (10.0, array([ 2., -6.]))
+    """
     return DerivedFunction(f, "value_and_grad", wrt)
 
 
@@ -449,7 +490,24 @@ def _check_against(values, outs, what):
 
 
 def vjp(f, *args, wrt=None):
-    """JAX-style ``(out, pullback)``; ``pullback(cotangent)`` returns the tuple of gradients."""
+    """JAX-style ``(out, pullback)``: ``out = f(*args)``, and ``pullback(cotangent)`` returns
+    the tuple of ``cotangent @ J`` for each float argument (or each argument in ``wrt``). A
+    tuple output takes a tuple of cotangents, one per output.
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def scaled_squares(x, c):
+    ...     return c * x ** 2
+    >>> out, pullback = adcompile.vjp(scaled_squares, np.array([1.0, 3.0]), 2.0)
+    >>> out
+    array([ 2., 18.])
+    >>> dx, dc = pullback(np.array([1.0, 1.0]))  # ct * 2 c x, and sum(ct * x ** 2)
+    >>> dx, float(dc)
+    (array([ 4., 12.]), 10.0)
+    """
+    if _has_module(args):  # a Module's gradient is a dict keyed like named_parameters()
+        from .module_compile import vjp_with_modules
+        return vjp_with_modules(f, args, wrt)
     compiled = as_compiled(f)
     args = compiled.call_arguments(args)  # defaults bound as a call binds them
     derived = DerivedFunction(compiled, "vjp", wrt)

@@ -61,9 +61,21 @@ def jvp(f, primals, tangents):
 
     ``tangents`` has one entry per primal; use None for arguments that are not differentiated
     (integer arguments must get None).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x, c):
+    ...     return c * np.sin(x)
+    >>> x = np.array([0.0, np.pi])
+    >>> out, tangent = adcompile.jvp(f, (x, 2.0), (np.array([1.0, 1.0]), None))  # c cos(x) dx
+    >>> tangent
+    array([ 2., -2.])
     """
     compiled = as_compiled(f)
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
+        from .module_compile import jvp_with_modules
+        return jvp_with_modules(f, primals, tangents)
     if len(primals) != len(tangents):
         raise CallError(f"jvp: {len(primals)} primals but {len(tangents)} tangents (use None for "
                         "arguments that are not differentiated)")
@@ -84,6 +96,13 @@ def hvp(f, primals, tangents):
 
     ``tangents`` has one entry per primal (None where not differentiated); returns H·v for the
     arguments that have tangents (a single array if only one, else a tuple).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x):
+    ...     return np.sum(x ** 3)
+    >>> adcompile.hvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))  # H = diag(6 x)
+    array([6., 0.])
     """
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
@@ -98,7 +117,16 @@ def hvp(f, primals, tangents):
 
 def hessian(f, wrt=0):
     """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``,
-    shape ``x.shape + x.shape`` (forward over reverse, one column per tangent)."""
+    shape ``x.shape + x.shape`` (forward over reverse, one column per tangent).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x):
+    ...     return x[0] ** 2 * x[1]
+    >>> adcompile.hessian(f)(np.array([1.0, 3.0]))
+    array([[6., 2.],
+           [2., 0.]])
+    """
     compiled = as_compiled(f)
     (index,), is_tuple = wrt_indices(compiled, wrt)
     if is_tuple:
@@ -107,6 +135,9 @@ def hessian(f, wrt=0):
     column = DerivedFunction(gradient, "jvp", index, tangents_only=True)
 
     def hessian_fn(*args):
+        if _has_module(args[index:index + 1]):  # a dict of dicts keyed like named_parameters()
+            from .module_compile import hessian_with_modules
+            return hessian_with_modules(compiled, index, args)
         x = args[index]
         shape = np.shape(x)
         dtype = x.dtype if isinstance(x, np.ndarray) else np.float64
@@ -124,7 +155,19 @@ def hessian(f, wrt=0):
 def jacobian(f, wrt=0, mode="rev"):
     """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
     ``wrt``, shape ``out.shape + x.shape``. ``mode`` is "rev" (one vjp per output element)
-    or "fwd" (one jvp per input element)."""
+    or "fwd" (one jvp per input element).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x):
+    ...     return np.array([x[0] * x[1], x[0] + 2.0 * x[1], x[1] ** 2])
+    >>> adcompile.jacobian(f)(np.array([2.0, 3.0]))  # 3 outputs, 2 inputs
+    array([[3., 2.],
+           [1., 2.],
+           [0., 6.]])
+    >>> adcompile.jacobian(f, mode="fwd")(np.array([2.0, 3.0])).shape
+    (3, 2)
+    """
     if mode not in ("rev", "fwd"):
         raise CallError("jacobian: mode must be 'rev' or 'fwd'")
     compiled = as_compiled(f)
@@ -136,6 +179,9 @@ def jacobian(f, wrt=0, mode="rev"):
     derived = DerivedFunction(compiled, "jvp" if use_forward else "vjp", index)
 
     def jacobian_fn(*args):
+        if _has_module(args[index:index + 1]):  # a dict keyed like named_parameters()
+            from .module_compile import jacobian_with_modules
+            return jacobian_with_modules(compiled, index, mode, args)
         x = args[index]
         out = compiled(*args)
         if isinstance(out, tuple):

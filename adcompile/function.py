@@ -43,7 +43,28 @@ class FunctionCtx:
 
 class Function:
     """Base class of custom differentiable Functions: subclass it and define the static methods
-    ``forward(ctx, *inputs)`` and ``backward(ctx, *grad_outputs)``; call ``MyFn.apply(...)``."""
+    ``forward(ctx, *inputs)`` and ``backward(ctx, *grad_outputs)``; call ``MyFn.apply(...)``.
+    In compiled code (and in functions given to ``grad``, ``vjp`` ...) ``forward`` is inlined
+    and ``backward`` is the derivative rule of the call: ``forward`` is not differentiated.
+
+    >>> import numpy as np, adcompile
+    >>> class Cube(adcompile.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         x, = ctx.saved_tensors
+    ...         return grad_output * 3.0 * x ** 2
+    >>> Cube.apply(np.array([1.0, 2.0]))  # eagerly: runs forward
+    array([1., 8.])
+    >>> @adcompile.compile(backend="python")
+    ... def total(x):
+    ...     return np.sum(Cube.apply(x))
+    >>> adcompile.grad(total)(np.array([1.0, 2.0]))  # Cube.backward
+    array([ 3., 12.])
+    """
 
     @staticmethod
     def forward(ctx, *args):
@@ -66,7 +87,30 @@ class Function:
 
 def once_differentiable(backward):
     """Mark a ``backward`` as differentiable only once: differentiating it again (a second-order
-    derivative through this Function) raises an error instead of differentiating its code."""
+    derivative through this Function) raises an error instead of differentiating its code.
+
+    >>> import numpy as np, adcompile
+    >>> class Square(adcompile.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     @adcompile.once_differentiable
+    ...     def backward(ctx, grad_output):
+    ...         x, = ctx.saved_tensors
+    ...         return 2.0 * x * grad_output
+    >>> @adcompile.compile(backend="python")
+    ... def f(x):
+    ...     return np.sum(Square.apply(x))
+    >>> adcompile.grad(f)(np.array([1.0, 3.0]))
+    array([2., 6.])
+    >>> adcompile.hessian(f)(np.array([1.0, 3.0]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    adcompile.errors.NoDerivativeRuleError: Square has a @once_differentiable backward and cannot be ...
+    ...
+    """
     target = getattr(backward, "__func__", backward)  # also accepts a staticmethod object
     target.__adcompile_once_differentiable__ = True
     return backward

@@ -38,7 +38,17 @@ def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise
 
     ``f`` must return a float scalar. Returns True, or raises GradcheckError with the worst
     mismatch. Tolerances default by precision (float64: rtol 1e-5, atol 1e-7; float32 looser).
-    ``order=2`` also checks second derivatives (see ``gradgradcheck``).
+    ``order=2`` also checks second derivatives (see ``gradgradcheck``). ``gradcheck(MyFn.apply,
+    inputs)`` checks the hand-written ``backward`` of a custom Function.
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x, k):
+    ...     return np.sum(np.tanh(k * x))
+    >>> adcompile.gradcheck(f, (np.array([0.1, -0.4, 0.7]), 1.5))  # with respect to x and k
+    True
+    >>> adcompile.gradcheck(f, (np.array([0.1, -0.4, 0.7]), 1.5), wrt=0, order=2)
+    True
     """
     from .function_checks import check_backward, function_of
     if function_of(f) is not None:  # gradcheck(MyFn.apply, inputs): a hand-written backward, as in PyTorch
@@ -98,7 +108,15 @@ def _float_args(args):
 def gradgradcheck(f, args, wrt=None, eps=1e-5, rtol=1e-4, atol=1e-6, seed=0, directions=3):
     """Check second derivatives of scalar ``f`` at ``args``: Hessian-vector products computed
     by adcompile (forward over reverse) against central differences of adcompile's gradient,
-    along random directions. Returns True or raises GradcheckError."""
+    along random directions. Returns True or raises GradcheckError.
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x):
+    ...     return np.sum(np.exp(x) * x)
+    >>> adcompile.gradgradcheck(f, (np.array([0.2, -1.0]),))
+    True
+    """
     from .function_checks import check_double_backward, function_of
     if function_of(f) is not None:  # gradgradcheck(MyFn.apply, inputs), as in PyTorch
         return check_double_backward(function_of(f), args, wrt, seed=seed, eps=eps, rtol=rtol, atol=atol)

@@ -74,7 +74,7 @@ def test_the_generated_sections_of_the_docs_are_up_to_date(monkeypatch):
 
 
 DOCTEST_MODULES = ["adcompile.inspection", "adcompile.ir_stages", "adcompile.api", "adcompile.derivatives",
-                   "adcompile.testing", "adcompile.backend.cache_folder"]
+                   "adcompile.testing", "adcompile.backend.cache_folder", "adcompile.function"]
 
 
 @pytest.mark.parametrize("module_name", DOCTEST_MODULES)
@@ -82,6 +82,7 @@ def test_docstring_examples_run(module_name):
     module = importlib.import_module(module_name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
+    assert result.attempted > 0, f"{module_name} has no >>> examples"
 
 
 def test_every_public_name_has_a_docstring():

@@ -97,7 +97,29 @@ def clear_cache():
     """Remove the compile cache's entries: generated modules and numba's cache files.
 
     Only files that adcompile writes are removed (the folder may be shared), and the folder
-    itself stays. Functions already compiled in this process keep working.
+    itself stays. Functions already compiled in this process keep working. Returns the number
+    of entries removed.
+
+    >>> import os, tempfile
+    >>> from pathlib import Path
+    >>> import adcompile
+    >>> folder, previous = tempfile.mkdtemp(), os.environ.get("ADCOMPILE_CACHE_DIR")
+    >>> os.environ["ADCOMPILE_CACHE_DIR"] = folder  # a cache folder of this example's own
+    >>> @adcompile.compile(backend="python")
+    ... def double(x):
+    ...     return 2.0 * x
+    >>> double(1.5)
+    3.0
+    >>> [path.name.startswith("double_") for path in Path(folder).iterdir()]  # its generated module
+    [True]
+    >>> adcompile.clear_cache()
+    1
+    >>> list(Path(folder).iterdir()), double(2.0)  # gone from disk; the function still works
+    ([], 4.0)
+    >>> if previous is None:
+    ...     del os.environ["ADCOMPILE_CACHE_DIR"]
+    ... else:
+    ...     os.environ["ADCOMPILE_CACHE_DIR"] = previous
     """
     folder, _ = cache_location()
     removed = 0
