@@ -16,7 +16,27 @@ from .parameter import Parameter, structure_changed
 
 class Module:
     """Base class of models: subclass it, create parameters and submodules in ``__init__``
-    (after ``super().__init__()``), and write ``forward(self, ...)`` as numpy code."""
+    (after ``super().__init__()``), and write ``forward(self, ...)`` as numpy code.
+
+    >>> import numpy as np, adcompile
+    >>> class Affine(adcompile.Module):
+    ...     def __init__(self, n):
+    ...         super().__init__()
+    ...         self.scale = adcompile.Parameter(np.ones(n))
+    ...         self.shift = adcompile.Parameter(np.zeros(n))
+    ...     def forward(self, x):
+    ...         return self.scale * x + self.shift
+    >>> model = Affine(2).compile("python")  # "python": run the generated Python, not numba
+    >>> model(np.array([1.0, 2.0]))
+    array([1., 2.])
+    >>> [name for name, _ in model.named_parameters()]
+    ['scale', 'shift']
+    >>> @adcompile.compile(backend="python")
+    ... def loss(model, x):
+    ...     return np.sum(model(x) ** 2)
+    >>> dict(adcompile.grad(loss)(model, np.array([1.0, 2.0])))  # keyed like named_parameters()
+    {'scale': array([2., 8.]), 'shift': array([2., 4.])}
+    """
 
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())

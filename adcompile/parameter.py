@@ -40,7 +40,15 @@ def as_parameter_array(value, what="Parameter"):
 
 
 class Parameter:
-    """A trainable array: ``Parameter(np.zeros((3, 4)))``; ``requires_grad=False`` freezes it."""
+    """A trainable array: ``Parameter(np.zeros((3, 4)))``; ``requires_grad=False`` freezes it.
+
+    >>> import numpy as np, adcompile
+    >>> weight = adcompile.Parameter(np.zeros((2, 3)))
+    >>> weight.shape, weight.requires_grad, weight.grad
+    ((2, 3), True, None)
+    >>> adcompile.Parameter(np.zeros(3), requires_grad=False).requires_grad
+    False
+    """
 
     __array_priority__ = 20
 

@@ -46,7 +46,20 @@ _value_and_grads = {}
 def backward(loss_fn, model, *args):
     """Run ``loss_fn(model, *args)`` forward and backward once, add the gradients into each
     parameter's ``.grad`` (accumulating until ``zero_grad``, as PyTorch does) and return the
-    loss. The gradients are all computed before any ``.grad`` changes."""
+    loss. The gradients are all computed before any ``.grad`` changes.
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> model = nn.Linear(2, 1).compile("python")  # "python": the generated Python, not numba
+    >>> _ = adcompile.init.ones_(model.weight), adcompile.init.zeros_(model.bias)
+    >>> def loss_fn(model, X, y):
+    ...     return np.mean((model(X)[:, 0] - y) ** 2)
+    >>> X, y = np.array([[1.0, 2.0], [0.0, 1.0]]), np.array([2.0, 1.0])
+    >>> float(adcompile.backward(loss_fn, model, X, y))  # predictions 3 and 1
+    0.5
+    >>> model.weight.grad, model.bias.grad
+    (array([[1., 2.]]), array([1.]))
+    """
     _check_model(model, "adcompile.backward")
     pyfunc = _python_function(loss_fn)
     key = (pyfunc, _backend(loss_fn, model))
@@ -182,13 +195,35 @@ class TrainStep:
 def train_step(loss_fn, model, optimizer):
     """A function ``step(*batch) -> loss`` that runs ``loss_fn(model, *batch)``, its gradient
     and ``optimizer``'s update of the parameters, as one compiled call. (It does not fill
-    ``.grad``: the gradients live only inside the compiled step.)"""
+    ``.grad``: the gradients live only inside the compiled step.)
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> model = nn.Linear(1, 1, bias=False).compile("python")  # the generated Python, not numba
+    >>> _ = adcompile.init.zeros_(model.weight)
+    >>> def loss_fn(model, X, y):
+    ...     return np.mean((model(X)[:, 0] - y) ** 2)
+    >>> step = adcompile.train_step(loss_fn, model, adcompile.optim.SGD(model.parameters(), lr=0.1))
+    >>> X, y = np.array([[1.0], [2.0]]), np.array([3.0, 6.0])  # y = 3 x
+    >>> losses = [float(step(X, y)) for _ in range(30)]  # each step: forward, backward, update
+    >>> losses[0], losses[-1] < 1e-12
+    (22.5, True)
+    >>> np.round(model.weight.data, 6)
+    array([[3.]])
+    """
     return TrainStep(loss_fn, model, optimizer)
 
 
 # ------------------------------------------------------------------ fit
 def batch_order(n, epoch, seed=0, shuffle=True):
-    """The order in which ``fit`` visits the ``n`` examples in epoch ``epoch`` (0-based)."""
+    """The order in which ``fit`` visits the ``n`` examples in epoch ``epoch`` (0-based).
+
+    >>> import adcompile
+    >>> adcompile.batch_order(5, epoch=0, shuffle=False)
+    array([0, 1, 2, 3, 4])
+    >>> sorted(adcompile.batch_order(5, epoch=1)) == [0, 1, 2, 3, 4]  # a permutation per epoch
+    True
+    """
     if not shuffle:
         return np.arange(n)
     return np.random.default_rng([seed, epoch]).permutation(n)
@@ -212,6 +247,21 @@ def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, shuffle=True, 
     epoch losses (each the mean of its minibatch losses). Parameters and optimizer state are
     updated in place. ``callbacks`` are called as ``callback(epoch, loss)`` after each epoch;
     one returning True stops training. ``initial_epoch`` resumes a run (epochs counted from it).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> model = nn.Linear(1, 1).compile("python")  # "python": the generated Python, not numba
+    >>> _ = adcompile.init.zeros_(model.weight), adcompile.init.zeros_(model.bias)
+    >>> def loss_fn(model, X, y):
+    ...     return np.mean((model(X)[:, 0] - y) ** 2)
+    >>> X = np.linspace(-1.0, 1.0, 8)[:, None]
+    >>> y = 2.0 * X[:, 0] + 1.0
+    >>> opt = adcompile.optim.SGD(model.parameters(), lr=0.2)
+    >>> history = adcompile.fit(loss_fn, model, opt, X, y, epochs=40, batch_size=4, progress=False)
+    >>> len(history), history[-1] < 1e-6 < history[0]
+    (40, True)
+    >>> np.round(model.weight.data, 3), np.round(model.bias.data, 3)
+    (array([[2.]]), array([1.]))
     """
     _check_model(model, "adcompile.fit")
     X, y = np.asarray(X), np.asarray(y)

@@ -11,6 +11,7 @@
 """
 import doctest
 import importlib
+import inspect
 import os
 import re
 import subprocess
@@ -74,7 +75,9 @@ def test_the_generated_sections_of_the_docs_are_up_to_date(monkeypatch):
 
 
 DOCTEST_MODULES = ["adcompile.inspection", "adcompile.ir_stages", "adcompile.api", "adcompile.derivatives",
-                   "adcompile.testing", "adcompile.backend.cache_folder", "adcompile.function"]
+                   "adcompile.testing", "adcompile.backend.cache_folder", "adcompile.function", "adcompile.module",
+                   "adcompile.parameter", "adcompile.training", "adcompile.nn.linear", "adcompile.nn.container",
+                   "adcompile.nn.loss_modules", "adcompile.optim.sgd", "adcompile.optim.adam"]
 
 
 @pytest.mark.parametrize("module_name", DOCTEST_MODULES)
@@ -83,6 +86,16 @@ def test_docstring_examples_run(module_name):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
     assert result.attempted > 0, f"{module_name} has no >>> examples"
+
+
+def test_every_public_function_and_class_has_an_example():
+    documented = [name for name in adcompile.__all__ if not inspect.ismodule(getattr(adcompile, name))
+                  and name != "AdCompileError"]
+    main_layers = [adcompile.nn.Linear, adcompile.nn.Sequential, adcompile.nn.CrossEntropyLoss,
+                   adcompile.optim.SGD, adcompile.optim.Adam]
+    missing = [name for name in documented if ">>>" not in (getattr(adcompile, name).__doc__ or "")]
+    missing += [cls.__name__ for cls in main_layers if ">>>" not in (cls.__doc__ or "")]
+    assert len(documented) >= 20 and not missing, missing
 
 
 def test_every_public_name_has_a_docstring():

@@ -51,7 +51,16 @@ class _ModuleSequence(Module):
 
 
 class Sequential(_ModuleSequence):
-    """``Sequential(m1, m2, ...)`` or ``Sequential(OrderedDict(name=module))``: calls them in order."""
+    """``Sequential(m1, m2, ...)`` or ``Sequential(OrderedDict(name=module))``: calls them in order.
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).compile("python")
+    >>> [name for name, _ in model.named_parameters()]
+    ['0.weight', '0.bias', '2.weight', '2.bias']
+    >>> model(np.ones((5, 4))).shape
+    (5, 2)
+    """
 
     def __init__(self, *modules):
         super().__init__()

@@ -11,7 +11,17 @@ from . import functional as F
 
 class Linear(Module):
     """``y = x @ weight.T + bias`` with PyTorch's default initialisation
-    (``U(-1/sqrt(in_features), 1/sqrt(in_features))`` for weight and bias)."""
+    (``U(-1/sqrt(in_features), 1/sqrt(in_features))`` for weight and bias).
+
+    >>> import numpy as np, adcompile
+    >>> layer = adcompile.nn.Linear(3, 2).compile("python")  # "python": the generated Python, not numba
+    >>> layer
+    Linear(in_features=3, out_features=2, bias=True)
+    >>> layer.weight.shape, layer.bias.shape
+    ((2, 3), (2,))
+    >>> layer(np.ones((4, 3))).shape
+    (4, 2)
+    """
 
     def __init__(self, in_features, out_features, bias=True, dtype=np.float64, generator=None):
         super().__init__()

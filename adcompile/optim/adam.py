@@ -29,6 +29,19 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, hyper, a
 
 
 class Adam(Optimizer):
+    """Adam with PyTorch's ``torch.optim.Adam`` update (bias correction, weight decay added to the
+    gradient, amsgrad, maximize); ``step()`` updates every parameter with a ``.grad``.
+
+    >>> import numpy as np, adcompile
+    >>> w = adcompile.Parameter(np.array([1.0, -2.0]))
+    >>> opt = adcompile.optim.Adam([w], lr=0.1)
+    >>> opt.backend = "python"  # run the update as generated Python, without numba
+    >>> w.grad = np.array([0.5, -3.0])
+    >>> opt.step()  # the first step moves each parameter by about lr against its gradient's sign
+    >>> np.round(w.data, 6)
+    array([ 0.9, -1.9])
+    """
+
     update = staticmethod(adam_update)
     state_names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
     flag_names = ("amsgrad", "maximize", "decoupled_weight_decay")

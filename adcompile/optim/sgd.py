@@ -22,6 +22,19 @@ def sgd_update(param, grad, momentum_buffer, step, hyper, nesterov, maximize):
 
 
 class SGD(Optimizer):
+    """Stochastic gradient descent with PyTorch's ``torch.optim.SGD`` update (momentum, dampening,
+    Nesterov momentum, weight decay, maximize); ``step()`` updates every parameter with a ``.grad``.
+
+    >>> import numpy as np, adcompile
+    >>> w = adcompile.Parameter(np.array([1.0, -2.0]))
+    >>> opt = adcompile.optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> opt.backend = "python"  # run the update as generated Python, without numba
+    >>> w.grad = np.array([1.0, 1.0])
+    >>> opt.step()
+    >>> w.data
+    array([ 0.9, -2.1])
+    """
+
     update = staticmethod(sgd_update)
     state_names = ("momentum_buffer",)
     flag_names = ("nesterov", "maximize")
