@@ -6,12 +6,55 @@ names, ``modules``, ``children``), train/eval, ``zero_grad``, ``apply`` and the 
 ``repr`` follow PyTorch. Saving and loading are in ``module_state.py``; calling a module
 (``model(x)``) runs its ``forward`` compiled by adcompile (``module_compile.py``).
 """
+import itertools
+import weakref
 from collections import OrderedDict
 
 import numpy as np
 
 from .errors import AdCompileError
 from .parameter import Parameter, structure_changed
+
+# Every change that compiled code of a module depends on gives the module, and every module
+# holding it (through ``_adcompile_parents``), a new number from this counter: a compiled call
+# compares one number to know whether its plan still holds (``module_compile.TreeStamp``).
+_versions = itertools.count(1)
+# Entries of ``__dict__`` that are caches or links, not state: not copied, not part of the key.
+_TRANSIENT = ("_adcompile_plan", "_adcompile_parents", "_adcompile_finalizer")
+
+
+def touch(module):
+    """Mark ``module`` and the modules that hold it (transitively) as changed."""
+    stack, seen = [module], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        entries = current.__dict__
+        entries["_adcompile_version"] = next(_versions)
+        parents = entries.get("_adcompile_parents")
+        if parents:
+            stack.extend(parents)
+
+
+def tree_version(module):
+    """The number that changes whenever something compiled code of ``module`` depends on changes."""
+    return module.__dict__.get("_adcompile_version")
+
+
+def _link(owner, value):
+    """Record that ``owner`` holds ``value`` (a Module or a Parameter), so changes reach it."""
+    links = value.__dict__.get("_adcompile_parents" if isinstance(value, Module) else "_owners")
+    if links is not None:
+        links.add(owner)
+
+
+def _unlink(owner, value):
+    if isinstance(value, (Module, Parameter)):
+        links = value.__dict__.get("_adcompile_parents" if isinstance(value, Module) else "_owners")
+        if links is not None:
+            links.discard(owner)
 
 
 class Module:
@@ -44,6 +87,8 @@ class Module:
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_adcompile_parents", weakref.WeakSet())
+        object.__setattr__(self, "_adcompile_version", next(_versions))
         structure_changed()
 
     # ------------------------------------------------------------ registration
@@ -58,27 +103,46 @@ class Module:
             params, buffers, modules = self._registries(name)
             self._forget(name)
             params[name] = value
+            _link(self, value)
         elif isinstance(value, Module):
             params, buffers, modules = self._registries(name)
             self._forget(name)
             modules[name] = value
+            _link(self, value)
         elif "_parameters" in self.__dict__ and name in self._parameters:
             if value is not None:
                 raise AdCompileError(f"cannot assign a {type(value).__name__} to parameter '{name}' of "
                                      f"{type(self).__name__}: assign an adcompile.Parameter (or None)")
+            _unlink(self, self._parameters[name])
             self._parameters[name] = None
         elif "_buffers" in self.__dict__ and name in self._buffers:
             self._buffers[name] = None if value is None else np.asarray(value)
         elif "_modules" in self.__dict__ and name in self._modules and value is None:
+            _unlink(self, self._modules[name])
             self._modules[name] = None
         else:
             object.__setattr__(self, name, value)
+        if "_adcompile_parents" in self.__dict__:
+            touch(self)
         structure_changed()
 
     def _forget(self, name):
         for registry in (self._parameters, self._buffers, self._modules):
-            registry.pop(name, None)
+            _unlink(self, registry.pop(name, None))
         self.__dict__.pop(name, None)
+
+    # copies (copy.deepcopy, pickle) leave out compiled plans and the links to holders
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in _TRANSIENT}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__["_adcompile_parents"] = weakref.WeakSet()
+        self.__dict__["_adcompile_version"] = next(_versions)
+        for registry in ("_parameters", "_modules"):
+            for value in state.get(registry, {}).values():
+                if value is not None:
+                    _link(self, value)
 
     def __getattr__(self, name):  # only called when normal lookup fails
         for registry in ("_parameters", "_buffers", "_modules"):
@@ -90,10 +154,12 @@ class Module:
     def __delattr__(self, name):
         for registry in (self._parameters, self._buffers, self._modules):
             if name in registry:
-                del registry[name]
+                _unlink(self, registry.pop(name))
+                touch(self)
                 structure_changed()
                 return
         object.__delattr__(self, name)
+        touch(self)
         structure_changed()
 
     def register_parameter(self, name, param):
@@ -103,6 +169,9 @@ class Module:
                                  f"not {type(param).__name__}")
         self._check_new_name(name)
         self._registries(name)[0][name] = param
+        if param is not None:
+            _link(self, param)
+        touch(self)
         structure_changed()
 
     def register_buffer(self, name, array, persistent=True):
@@ -113,11 +182,18 @@ class Module:
         buffers[name] = None if array is None else np.asarray(array)
         if not persistent:
             self._non_persistent.add(name)
+        touch(self)
         structure_changed()
 
     def register_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise AdCompileError(f"register_module('{name}', ...) takes an adcompile.Module or None, "
+                                 f"not {type(module).__name__}")
         self._check_new_name(name)
         self._registries(name)[2][name] = module
+        if module is not None:
+            _link(self, module)
+        touch(self)
         structure_changed()
 
     add_module = register_module
@@ -183,6 +259,7 @@ class Module:
     def train(self, mode=True):
         for module in self.modules():
             object.__setattr__(module, "training", bool(mode))
+            touch(module)
         structure_changed()
         return self
 
@@ -218,9 +295,11 @@ class Module:
                 if param is not None and param.data.dtype != dtype:
                     param._data = param.data.astype(dtype)
                     param.grad = None
+                    param._touch_owners()
             for name, buffer in module._buffers.items():
                 if buffer is not None and buffer.dtype.kind == "f":
                     module._buffers[name] = buffer.astype(dtype)
+            touch(module)
         structure_changed()
         return self
 
@@ -255,6 +334,7 @@ class Module:
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
         object.__setattr__(self, "_adcompile_backend", backend)
+        touch(self)
         structure_changed()
         return self
 

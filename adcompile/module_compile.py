@@ -13,6 +13,7 @@ Gradients with respect to a Module argument are dicts keyed like ``named_paramet
 """
 import inspect
 import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -21,8 +22,8 @@ from .api import CompiledFunction, DerivedFunction, _Specialised, as_compiled, s
 from .errors import CallError
 from .frontend.module_values import ModuleSlot, translate_with_modules
 from .ir.types import type_of_value
-from .module import Module
-from .parameter import Parameter, structure_version
+from .module import Module, tree_version
+from .parameter import Parameter
 
 _lock = threading.RLock()
 _flat_functions = {}
@@ -85,7 +86,7 @@ class FlatFunction(_Specialised):
             if slot is None:
                 self.param_names.append(name)
             else:
-                self.param_names += [leaf_name for leaf_name, _, _ in slot.leaves]
+                self.param_names += slot.leaf_names
         self._ir = {}
 
     def origin(self):
@@ -116,10 +117,23 @@ class FlatFunction(_Specialised):
 
     def derived(self, kind, wrt):
         """A cached DerivedFunction of this flat function."""
-        key = (kind, wrt)
-        derived = self.__dict__.setdefault("_derived", {}).get(key)
+        return self.chain(((kind, wrt, False),))
+
+    def chain(self, spec):
+        """A cached chain of transforms of this flat function: ``spec`` lists (kind, flat wrt,
+        tangents_only) from the innermost transform out, e.g. (("grad", 2, False), ("jvp",
+        2, True)) is a column of the Hessian with respect to flat argument 2."""
+        cache = self.__dict__.setdefault("_derived", {})
+        derived = cache.get(spec)
         if derived is None:
-            derived = self._derived[key] = DerivedFunction(self, kind, wrt)
+            with self._lock:
+                fn = self
+                for k, (kind, wrt, tangents_only) in enumerate(spec):
+                    key = spec[:k + 1]
+                    if key not in cache:
+                        cache[key] = DerivedFunction(fn, kind, wrt, tangents_only=tangents_only)
+                    fn = cache[key]
+                derived = fn
         return derived
 
     def __repr__(self):
@@ -127,7 +141,9 @@ class FlatFunction(_Specialised):
 
 
 def flat_function(pyfunc, args, backend):
-    """The FlatFunction of ``pyfunc`` for the Modules among ``args`` (by module key)."""
+    """The FlatFunction of ``pyfunc`` for the Modules among ``args`` (by module key). The cache
+    holds no model: a FlatFunction refers to its modules weakly, and a module's entries are
+    dropped when it is collected (so ids in keys always belong to live modules)."""
     modules = [a if isinstance(a, Module) else None for a in args]
     key = (pyfunc, backend, tuple(None if m is None else (id(m), module_key(m)) for m in modules))
     with _lock:
@@ -135,7 +151,40 @@ def flat_function(pyfunc, args, backend):
         if flat is None:
             label = pyfunc.__qualname__.replace(".<locals>", "")
             flat = _flat_functions[key] = FlatFunction(pyfunc, modules, backend, label)
+            for module in modules:
+                if module is not None and "_adcompile_finalizer" not in module.__dict__:
+                    module.__dict__["_adcompile_finalizer"] = weakref.finalize(module, _forget_module, id(module))
     return flat
+
+
+def _forget_module(module_id):
+    """A module was collected: drop the flat functions compiled for it."""
+    with _lock:
+        for key in [k for k in _flat_functions if any(e is not None and e[0] == module_id for e in k[2])]:
+            del _flat_functions[key]
+
+
+def _holds_list(value):
+    if isinstance(value, list):
+        return True
+    return isinstance(value, tuple) and any(_holds_list(v) for v in value)
+
+
+class TreeStamp:
+    """Whether a module tree is still as it was when something was compiled for it: its
+    version (``module.touch`` gives the module and its holders a new one on every assignment,
+    registration, train/eval, dtype or requires_grad change), one comparison per call. A list
+    attribute can change in place without an assignment, so a tree holding one is compared
+    by its full ``module_key`` as well."""
+
+    def __init__(self, module):
+        self.version = tree_version(module)
+        lists = any(_holds_list(v) for sub in module.modules() for n, v in sub.__dict__.items()
+                    if n not in _REGISTRIES and not n.startswith("_adcompile"))
+        self.key = module_key(module) if lists else None
+
+    def current(self, module):
+        return self.version == tree_version(module) and (self.key is None or self.key == module_key(module))
 
 
 def flat_arguments(args):
@@ -175,7 +224,7 @@ class _CallPlan:
     holders, so that a call costs a version check and a list of arrays."""
 
     def __init__(self, module, backend):
-        self.version = structure_version()
+        self.stamp = TreeStamp(module)
         self.backend = backend
         forward = inspect.getattr_static(type(module), "forward", None)
         if forward is None or forward is Module.forward:
@@ -196,7 +245,7 @@ def module_backend(module):
 def call_module(module, args, kwargs):
     """``model(*args, **kwargs)``: the compiled forward."""
     plan = module.__dict__.get("_adcompile_plan")
-    if plan is None or plan.version != structure_version():
+    if plan is None or not plan.stamp.current(module):
         plan = _CallPlan(module, module_backend(module))
         object.__setattr__(module, "_adcompile_plan", plan)
     if kwargs or len(args) != len(plan.signature.parameters) - 1:
@@ -252,56 +301,150 @@ def _user_wrt(fn, args):
             if isinstance(a, Module) or (type_of_value(a) is not None and type_of_value(a).is_float)]
 
 
+def _composition_error(level, k):
+    return CallError(
+        f"{level.name}: a {level.kind} with respect to the Module argument {k} inside another derivative is "
+        "not supported (its result is a dict of arrays, not one array); for second derivatives with respect "
+        f"to a model's parameters use adcompile.hessian(f, wrt={k}) (a dict of dicts) or adcompile.hvp(f, "
+        "primals, tangents) with a tangent dict, and for derivatives of a non-scalar output "
+        f"adcompile.jacobian(f, wrt={k}) or adcompile.vjp")
+
+
+def _flat_chain(fn, args, positions):
+    """The transforms of ``fn`` (a derived function of a compiled function) applied to the flat
+    function of ``args``: (flat derived function, the user's wrt if its outermost transform is
+    a gradient with respect to a Module, whose result must be regrouped into dicts, else None)."""
+    levels = []
+    while isinstance(fn, DerivedFunction):
+        levels.append(fn)
+        fn = fn.base
+    if not isinstance(fn, CompiledFunction):
+        raise CallError(f"{levels[-1].name if levels else fn!r}: Module arguments are supported by "
+                        "functions built from a plain or compiled Python function")
+    flat = flat_function(fn.pyfunc, args, fn.backend)
+    spec, grouped = [], None
+    for depth, level in enumerate(reversed(levels)):
+        wrt = _user_wrt(level, args)
+        modules = [k for k in wrt if isinstance(positions[k], list)]
+        if modules:
+            if depth != len(levels) - 1 or level.kind not in ("grad", "value_and_grad"):
+                raise _composition_error(level, modules[0])
+            spec.append((level.kind, flat_wrt(positions, wrt, level.name), level.tangents_only))
+            grouped = wrt
+        else:
+            indices = tuple(positions[k] for k in wrt)
+            spec.append((level.kind, indices if level.wrt_is_tuple else indices[0], level.tangents_only))
+    return flat.chain(tuple(spec)), grouped
+
+
 def run_with_modules(fn, args, extra=()):
-    """Call the compiled or derived function ``fn`` on arguments that include Modules."""
+    """Call the compiled or derived function ``fn`` on arguments that include Modules: the same
+    transforms of the flat function, gradients with respect to a Module regrouped into dicts."""
     if isinstance(fn, CompiledFunction):
         flat = flat_function(fn.pyfunc, args, fn.backend)
         return flat.run(flat_arguments(args), extra)
-    if (isinstance(fn, DerivedFunction) and fn.kind in ("grad", "value_and_grad")
-            and isinstance(fn.base, CompiledFunction)):
-        fn.base.check_arity(args)
-        flat = flat_function(fn.base.pyfunc, args, fn.backend)
-        positions = _trainable_positions(args)
-        wrt = _user_wrt(fn, args)
-        derived = flat.derived(fn.kind, flat_wrt(positions, wrt, fn.name))
-        result = derived.run(flat_arguments(args))
-        value, grads = (None, result) if fn.kind == "grad" else result
-        grads = grads if isinstance(grads, tuple) else (grads,)
-        grouped = regroup(positions, wrt, grads)
-        grouped = tuple(grouped) if fn.wrt_is_tuple else grouped[0]
-        return grouped if fn.kind == "grad" else (value, grouped)
-    raise CallError(f"{fn.name}: Module arguments are supported by compile, grad, value_and_grad and hvp")
+    if not isinstance(fn, DerivedFunction):
+        raise CallError(f"{fn.name}: Module arguments are supported by compile, grad, value_and_grad, vjp, jvp, "
+                        "hvp, jacobian and hessian")
+    fn.check_arity(args)
+    positions = _trainable_positions(args)
+    derived, wrt = _flat_chain(fn, args, positions)
+    result = derived.run(flat_arguments(args), extra)
+    if wrt is None:
+        return result
+    value, grads = (None, result) if fn.kind == "grad" else result
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    grouped = regroup(positions, wrt, grads)
+    grouped = tuple(grouped) if fn.wrt_is_tuple else grouped[0]
+    return grouped if fn.kind == "grad" else (value, grouped)
 
 
-def hvp_with_modules(f, primals, tangents):
-    """``hvp`` where some primals are Modules: their tangents are dicts keyed like
-    ``named_parameters()`` (a missing key: that parameter is not differentiated)."""
-    from .derivatives import hvp
+def _plain_compiled(f, what):
     compiled = as_compiled(f)
     if not isinstance(compiled, CompiledFunction):
-        raise CallError("hvp with Module arguments takes a plain or compiled function")
-    flat = flat_function(compiled.pyfunc, primals, compiled.backend)
-    positions = _trainable_positions(primals)
-    flat_tangents = []
-    wrt = []
+        raise CallError(f"{what} with Module arguments takes a plain or compiled Python function, not "
+                        f"{compiled!r}; with respect to a Module, take {what} of the function itself "
+                        "(adcompile.hessian(f, wrt=k) is the second derivative)")
+    return compiled
+
+
+def _flat_tangents(what, primals, tangents, positions):
+    """Tangents of the flat arguments from the user's (a dict keyed like named_parameters()
+    for a Module, a missing key meaning that parameter is not differentiated), and the user
+    indices that have a tangent."""
+    from .derivatives import _tangent_like
+    if len(primals) != len(tangents):
+        raise CallError(f"{what}: {len(primals)} primals but {len(tangents)} tangents (use None for "
+                        "arguments that are not differentiated)")
+    flat_tangents, wrt = [], []
     for k, (value, tangent) in enumerate(zip(primals, tangents)):
         if isinstance(value, Module):
-            tangent = tangent or {}
+            tangent = {} if tangent is None else tangent
+            if not isinstance(tangent, dict):
+                raise CallError(f"{what}: the tangent of the Module argument {k} must be a dict keyed like "
+                                f"named_parameters(), not {type(tangent).__name__}")
             trainable = {name for _, name in positions[k]}
             unknown = set(tangent) - trainable
             if unknown:
-                raise CallError(f"hvp: tangent keys {sorted(unknown)} are not parameters with requires_grad "
+                raise CallError(f"{what}: tangent keys {sorted(unknown)} are not parameters with requires_grad "
                                 f"of the Module argument {k}")
-            for name, _ in value.named_parameters():
-                flat_tangents.append(tangent.get(name))
+            for name, param in value.named_parameters():
+                flat_tangents.append(None if name not in tangent else _tangent_like(tangent[name], param.data, name))
             flat_tangents += [None] * sum(1 for _ in value.named_buffers())
             if tangent:
                 wrt.append(k)
         else:
-            flat_tangents.append(tangent)
+            flat_tangents.append(tangent if tangent is None else _tangent_like(tangent, value, f"argument {k}"))
             if tangent is not None:
                 wrt.append(k)
-    result = hvp(flat, tuple(flat_arguments(primals)), tuple(flat_tangents))
+    return flat_tangents, wrt
+
+
+def _tangent_spec(flat_tangents):
+    indices = tuple(k for k, t in enumerate(flat_tangents) if t is not None)
+    return indices, tuple(flat_tangents[k] for k in indices)
+
+
+def jvp_with_modules(f, primals, tangents):
+    """``jvp`` where some primals are Modules (their tangents dicts keyed like
+    ``named_parameters()``): ``(f(*primals), J @ tangents)``."""
+    compiled = as_compiled(f)
+    positions = _trainable_positions(primals)
+    flat_tangents, wrt = _flat_tangents("jvp", primals, tangents, positions)
+    indices, extra = _tangent_spec(flat_tangents)
+    if not indices:
+        raise CallError("jvp: every tangent is None (or an empty dict): nothing to differentiate")
+    if isinstance(compiled, CompiledFunction):
+        flat = flat_function(compiled.pyfunc, primals, compiled.backend)
+        args = flat_arguments(primals)
+        result = flat.chain((("jvp", indices, False),)).call_with_extra(args, extra)
+        returns_tuple = flat.user_returns_tuple(flat.signature(args))
+    else:  # jvp of a derived function: the same transforms of the flat function
+        modules = [k for k in wrt if isinstance(primals[k], Module)]
+        if modules:
+            raise _composition_error(DerivedFunction(compiled, "jvp", tuple(wrt)), modules[0])
+        result = run_with_modules(DerivedFunction(compiled, "jvp", tuple(wrt)), primals, extra)
+        returns_tuple = compiled.user_returns_tuple(None)
+    n_out = len(result) // 2
+    outs, touts = tuple(result[:n_out]), tuple(result[n_out:])
+    if returns_tuple:
+        return outs, touts
+    return outs[0], touts[0]
+
+
+def hvp_with_modules(f, primals, tangents):
+    """``hvp`` where some primals are Modules: their tangents are dicts keyed like
+    ``named_parameters()`` (a missing key: that parameter is not differentiated), and so are
+    their parts of H @ v."""
+    compiled = _plain_compiled(f, "hvp")
+    positions = _trainable_positions(primals)
+    flat_tangents, wrt = _flat_tangents("hvp", primals, tangents, positions)
+    indices, extra = _tangent_spec(flat_tangents)
+    if not indices:
+        raise CallError("hvp: every tangent is None (or an empty dict): nothing to differentiate")
+    flat = flat_function(compiled.pyfunc, primals, compiled.backend)
+    column = flat.chain((("grad", indices, False), ("jvp", indices, True)))
+    result = column.call_with_extra(flat_arguments(primals), extra)
     result = result if isinstance(result, tuple) else (result,)
     differentiated = iter(result)
     out = []
@@ -314,5 +457,98 @@ def hvp_with_modules(f, primals, tangents):
     return out[0] if len(out) == 1 else tuple(out)
 
 
-__all__ = ["call_module", "run_with_modules", "hvp_with_modules", "flat_function", "flat_arguments",
-           "module_key", "signature_of"]
+def vjp_with_modules(f, args, wrt=None):
+    """``vjp`` where some arguments are Modules: ``(out, pullback)``; ``pullback(cotangent)``
+    returns the tuple of gradients, a dict keyed like ``named_parameters()`` for a Module."""
+    from .api import _check_against
+    compiled = _plain_compiled(f, "vjp")
+    compiled.check_arity(args)
+    user = DerivedFunction(compiled, "vjp", wrt)  # normalises wrt (names, negative indices)
+    positions = _trainable_positions(args)
+    wrt = _user_wrt(user, args)
+    flat = flat_function(compiled.pyfunc, args, compiled.backend)
+    derived = flat.chain((("vjp", flat_wrt(positions, wrt, user.name), False),))
+    flat_args = flat_arguments(args)
+    out = flat.run(flat_args)
+
+    def pullback(*cotangents):
+        if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
+            cotangents = cotangents[0]
+        cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
+        cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
+        _check_against(cotangents, flat.ir(flat.signature(flat_args)).results, "cotangent")
+        result = derived.call_with_extra(flat_args, cotangents)
+        return tuple(regroup(positions, wrt, tuple(result[len(cotangents):])))
+
+    pullback.derived = derived
+    return out, pullback
+
+
+def _leaves_of(args, index, what):
+    """[(flat index, name)] of the trainable parameters of the Module argument ``index``."""
+    entries = _trainable_positions(args)[index]
+    if not entries:
+        raise CallError(f"{what}: the Module argument {index} has no parameter with requires_grad=True")
+    return entries
+
+
+def _units(shape, dtype):
+    from .derivatives import _unit_tensors
+    return _unit_tensors(shape, dtype)
+
+
+def jacobian_with_modules(f, index, mode, args):
+    """The Jacobian of ``f`` with respect to the Module argument ``index``: a dict keyed like
+    ``named_parameters()`` of arrays of shape ``out.shape + parameter.shape`` (as JAX's
+    jacobian of a dict of parameters, and torch.func.jacrev)."""
+    compiled = _plain_compiled(f, "jacobian")
+    leaves = _leaves_of(args, index, "jacobian")
+    flat = flat_function(compiled.pyfunc, args, compiled.backend)
+    flat_args = flat_arguments(args)
+    out = flat.run(flat_args)
+    if isinstance(out, tuple):
+        raise CallError("jacobian: the function must return one array or scalar")
+    out_shape = np.shape(out)
+    shapes = [np.shape(flat_args[k]) for k, _ in leaves]
+    result = OrderedDict()
+    if mode == "rev":
+        derived = flat.chain((("vjp", tuple(k for k, _ in leaves), False),))
+        dtype = np.result_type(out, *(flat_args[k] for k, _ in leaves))
+        rows = [derived.call_with_extra(flat_args, (e,))[-len(leaves):] for e in _units(out_shape, dtype)]
+        for j, ((_, name), shape) in enumerate(zip(leaves, shapes)):
+            stacked = np.stack([np.reshape(row[j], -1) for row in rows]) if rows else np.zeros((0, int(np.prod(shape))))
+            result[name] = stacked.reshape(out_shape + shape)
+    else:
+        for (k, name), shape in zip(leaves, shapes):
+            derived = flat.chain((("jvp", (k,), True),))
+            dtype = np.result_type(out, flat_args[k])
+            columns = [np.reshape(derived.call_with_extra(flat_args, (e,))[-1], -1) for e in _units(shape, dtype)]
+            matrix = np.stack(columns, axis=1) if columns else np.zeros((int(np.prod(out_shape)), 0))
+            result[name] = matrix.reshape(out_shape + shape)
+    return result
+
+
+def hessian_with_modules(f, index, args):
+    """The Hessian of scalar ``f`` with respect to the Module argument ``index``: a dict of dicts,
+    ``H[a][b]`` of shape ``a.shape + b.shape`` for parameter names a, b (as JAX's hessian of a dict
+    of parameters, and torch.func.hessian). One forward-over-reverse column per parameter entry."""
+    compiled = _plain_compiled(f, "hessian")
+    leaves = _leaves_of(args, index, "hessian")
+    flat = flat_function(compiled.pyfunc, args, compiled.backend)
+    flat_args = flat_arguments(args)
+    indices = tuple(k for k, _ in leaves)
+    result = OrderedDict((name, OrderedDict()) for _, name in leaves)
+    for k, a in leaves:
+        column = flat.chain((("grad", indices, False), ("jvp", (k,), True)))
+        shape = np.shape(flat_args[k])
+        columns = [column.call_with_extra(flat_args, (e,)) for e in _units(shape, flat_args[k].dtype)]
+        for j, (m, b) in enumerate(leaves):
+            other = np.shape(flat_args[m])
+            stacked = np.stack([np.asarray(c[j] if isinstance(c, tuple) else c) for c in columns])
+            result[a][b] = stacked.reshape(shape + other)
+    return result
+
+
+__all__ = ["call_module", "run_with_modules", "hvp_with_modules", "jvp_with_modules", "vjp_with_modules",
+           "jacobian_with_modules", "hessian_with_modules", "flat_function", "flat_arguments", "module_key",
+           "signature_of"]

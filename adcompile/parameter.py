@@ -5,6 +5,8 @@ silently) and ``.grad`` (None until ``adcompile.backward`` fills it). Assigning 
 an attribute of a Module registers it. In compiled ``forward`` code ``self.weight`` is the
 array itself.
 """
+import weakref
+
 import numpy as np
 
 from .errors import AdCompileError
@@ -59,6 +61,19 @@ class Parameter:
         self._data = array
         self.grad = None
         self._requires_grad = bool(requires_grad)
+        self._owners = weakref.WeakSet()  # the modules holding it (module.touch on a change)
+
+    def _touch_owners(self):
+        from .module import touch
+        for owner in list(self._owners):
+            touch(owner)
+
+    def __getstate__(self):  # copies leave out the links to the holding modules
+        return {k: v for k, v in self.__dict__.items() if k != "_owners"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._owners = weakref.WeakSet()
 
     @property
     def data(self):
@@ -70,9 +85,11 @@ class Parameter:
         if array.dtype != self._data.dtype:
             raise ParameterError(f"cannot assign a {array.dtype} array to the data of a {self._data.dtype} "
                                  "Parameter (a Parameter never changes dtype silently); convert it first")
-        if array.ndim != self._data.ndim:
-            structure_changed()
+        changed = array.ndim != self._data.ndim
         self._data = array
+        if changed:
+            structure_changed()
+            self._touch_owners()
 
     # numpy-like conveniences
     shape = property(lambda self: self._data.shape)
@@ -95,9 +112,11 @@ class Parameter:
 
     @requires_grad.setter
     def requires_grad(self, value):
-        if bool(value) != self._requires_grad:
-            structure_changed()  # which gradients a compiled step computes depends on it
+        changed = bool(value) != self._requires_grad
         self._requires_grad = bool(value)
+        if changed:  # which gradients a compiled step computes depends on it
+            structure_changed()
+            self._touch_owners()
 
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad

@@ -15,10 +15,9 @@ import numpy as np
 from .api import CompiledFunction, DerivedFunction
 from .errors import CallError
 from .module import Module
-from .module_compile import flat_function, flat_name, module_backend
+from .module_compile import TreeStamp, flat_function, flat_name, module_backend
 from .nn.dropout import advance, step_counters
 from .optim.programs import UpdatePlan, compiled_program
-from .parameter import structure_version
 
 
 def _backend(loss_fn, model):
@@ -105,7 +104,7 @@ class _Program:
 
     def __init__(self, kind, loss_fn, model, optimizer, batch_names):
         self.kind = kind
-        self.version = structure_version()
+        self.stamp = TreeStamp(model)
         self.config = _optimizer_config(optimizer)
         backend = _backend(loss_fn, model)
         pyfunc = _python_function(loss_fn)
@@ -149,7 +148,7 @@ class _Program:
         self.buffers = [b for _, b in model.named_buffers()]
 
     def current(self, optimizer):
-        return self.version == structure_version() and self.config == _optimizer_config(optimizer)
+        return self.stamp.current(self.model) and self.config == _optimizer_config(optimizer)
 
     def arguments(self, batch, extra=()):
         optimizer = self.optimizer

@@ -16,6 +16,7 @@ A module that is not an argument (a global or closure) is read as a constant: it
 become hidden arguments, like global arrays.
 """
 import inspect
+import weakref
 
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir.builder import Builder, Namer, const
@@ -173,11 +174,25 @@ def _classify(value):
 # ---------------------------------------------------------------- entry
 class ModuleSlot:
     """A Module passed as an argument of the function being compiled: ``leaves`` lists
-    (flat parameter name, holder object, array) per parameter and buffer, in order."""
+    (flat parameter name, holder object, array) per parameter and buffer, in order. The slot
+    refers to the module weakly (compiled functions are cached; they must not keep a model
+    alive): ``leaf_names`` are kept, the holders are read from the module when needed."""
 
     def __init__(self, module, leaves):
-        self.module = module
-        self.leaves = leaves
+        self._module = weakref.ref(module)
+        self.leaf_names = [name for name, _, _ in leaves]
+
+    @property
+    def module(self):
+        module = self._module()
+        if module is None:
+            raise AdCompileError("the model this compiled function was made for has been deleted")
+        return module
+
+    @property
+    def leaves(self):
+        from ..module_compile import module_leaves
+        return module_leaves(self.module)
 
 
 def translate_with_modules(pyfunc, slots, flat_types, name=None):
