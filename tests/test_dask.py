@@ -1,0 +1,219 @@
+"""adcompile.dask: sharded derivatives and data-parallel training on a real LocalCluster.
+
+One LocalCluster (2 worker processes, 1 thread each, a memory limit per worker smaller than
+the data of the out-of-memory test) serves the module; every wait is bounded by a timeout so
+that nothing can hang. Every sharded result is compared with an independent computation: the
+single-process compiled derivative of the whole data, or a plain dask/numpy formula.
+Skipped when dask or distributed is not installed.
+"""
+import concurrent.futures
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+import cloudpickle  # noqa: E402  (a dependency of distributed)
+
+import adcompile  # noqa: E402
+import adcompile.dask as adask  # noqa: E402
+from adcompile import nn  # noqa: E402
+import adcompile.nn.functional as F  # noqa: E402
+
+# the helpers of this module run on the workers: ship them by value (tests/ is not a package)
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+TIMEOUT = 120  # seconds for any one wait on the cluster
+WORKER_MEMORY = 500 * 2 ** 20  # bytes per worker
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       memory_limit=WORKER_MEMORY, dashboard_address=None)
+    try:
+        with distributed.Client(cluster, timeout=TIMEOUT) as c:
+            c.wait_for_workers(2, timeout=TIMEOUT)
+            yield c
+    finally:
+        cluster.close(timeout=TIMEOUT)
+
+
+def bounded(fn, *args, timeout=TIMEOUT, **kwargs):
+    """fn(*args) in a thread, failing the test if it takes longer than ``timeout``."""
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        return pool.submit(fn, *args, **kwargs).result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        pytest.fail(f"{getattr(fn, '__name__', fn)} did not finish in {timeout} s")
+    finally:
+        pool.shutdown(wait=False)
+
+
+def close(actual, expected, rtol=1e-10):
+    if isinstance(expected, dict):
+        assert list(actual) == list(expected)
+        for key in expected:
+            close(actual[key], expected[key], rtol)
+        return
+    if isinstance(expected, tuple):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            close(a, e, rtol)
+        return
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=0)
+
+
+# ------------------------------------------------------------------ losses (one block of rows)
+@adcompile.compile(backend="python")
+def logistic(w, X, y):
+    p = 1.0 / (1.0 + np.exp(-(X @ w)))
+    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+
+
+def logsumexp(x):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m)))
+
+
+def logsumexp_rows(x):
+    m = np.max(x, axis=1, keepdims=True)
+    return (m + np.log(np.sum(np.exp(x - m), axis=1, keepdims=True))).reshape(-1)
+
+
+@adcompile.compile(backend="python")
+def gmm_loglik(alphas, means, icf, x):
+    """The ADBench GMM log-likelihood without its prior: a sum over rows (reduce="sum")."""
+    n, d = x.shape
+    q = np.exp(icf)
+    xc = x[:, None, :] - means[None, :, :]
+    qx = q[None, :, :] * xc
+    main = alphas[None, :] + np.sum(icf, axis=1)[None, :] - 0.5 * np.sum(qx ** 2, axis=-1)
+    return np.sum(logsumexp_rows(main)) - n * logsumexp(alphas)
+
+
+def logistic_data(n=157, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-X @ np.linspace(-1, 1, d)))).astype(np.float64)
+    return rng.normal(size=d) * 0.3, X, y
+
+
+UNEVEN = (40, 1, 77, 2, 37)  # 157 rows
+
+
+@pytest.mark.parametrize("chunks", [UNEVEN, 1], ids=["uneven", "one-row"])
+def test_logistic_value_and_grad_equals_single_process(client, chunks):
+    w, X, y = logistic_data()
+    expected = adcompile.value_and_grad(logistic)(w, X, y)
+    Xd = da.from_array(X, chunks=(chunks, -1))
+    yd = da.from_array(y, chunks=(chunks,))
+    value, gradient = bounded(adask.value_and_grad(logistic), w, Xd, yd, client=client)
+    assert isinstance(gradient, np.ndarray) and gradient.shape == w.shape
+    close(value, expected[0])
+    close(gradient, expected[1])
+    close(bounded(adask.grad(logistic, client=client), w, Xd, yd), expected[1])
+
+
+@pytest.mark.parametrize("chunks", [(9, 30, 1, 20), 1], ids=["uneven", "one-row"])
+def test_gmm_gradient_equals_single_process(client, chunks):
+    rng = np.random.default_rng(1)
+    k, d, n = 3, 2, 60
+    alphas, means, icf = rng.normal(size=k), rng.normal(size=(k, d)), 0.3 * rng.normal(size=(k, d))
+    x = rng.normal(size=(n, d))
+    expected = adcompile.value_and_grad(gmm_loglik, wrt=(0, 1, 2))(alphas, means, icf, x)
+    f = adask.value_and_grad(gmm_loglik, wrt=(0, 1, 2), reduce="sum", client=client)
+    value, grads = bounded(f, alphas, means, icf, da.from_array(x, chunks=(chunks, -1)))
+    close(value, expected[0])
+    close(grads, expected[1])
+
+
+def test_hvp_equals_single_process(client):
+    w, X, y = logistic_data()
+    v = np.linspace(-1.0, 2.0, w.size)
+    expected = adcompile.hvp(logistic, (w, X, y), (v, None, None))
+    actual = bounded(adask.hvp, logistic, (w, da.from_array(X, chunks=(UNEVEN, -1)), da.from_array(y, chunks=UNEVEN)),
+                     (v, None, None), client=client)
+    close(actual, expected)
+
+
+@adcompile.compile(backend="python")
+def mlp_loss(model, X, labels):
+    return F.cross_entropy(model(X), labels)
+
+
+def test_module_gradient_is_a_dict_equal_to_single_process(client):
+    _, X, y = logistic_data()
+    labels = y.astype(np.int64)
+    adcompile.init.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 4), nn.Tanh(), nn.Linear(4, 2))
+    model.compile("python")
+    expected = adcompile.value_and_grad(mlp_loss)(model, X, labels)
+    value, grads = bounded(adask.value_and_grad(mlp_loss, client=client), model,
+                           da.from_array(X, chunks=(UNEVEN, -1)), da.from_array(labels, chunks=UNEVEN))
+    close(value, expected[0])
+    close(grads, expected[1])
+    tangent = {name: np.ones_like(g) for name, g in expected[1].items()}
+    close(bounded(adask.hvp, mlp_loss, (model, da.from_array(X, chunks=(UNEVEN, -1)), labels),
+                  (tangent, None, None), client=client),
+          adcompile.hvp(mlp_loss, (model, X, labels), (tangent, None, None)))
+
+
+def test_numpy_data_is_one_chunk_and_mixed_data_is_aligned(client):
+    w, X, y = logistic_data()
+    expected = adcompile.value_and_grad(logistic)(w, X, y)
+    f = adask.value_and_grad(logistic, client=client)
+    close(bounded(f, w, X, y), expected)
+    close(bounded(f, w, da.from_array(X, chunks=(UNEVEN, 2)), y), expected)  # y rechunked to X's rows
+
+
+def test_unsupported_reduce_and_mismatched_rows_are_clear_errors():
+    with pytest.raises(adcompile.AdCompileError, match="reduce='max' is not supported.*mean over rows"):
+        adask.value_and_grad(logistic, reduce="max")
+    w, X, y = logistic_data()
+    with pytest.raises(adcompile.AdCompileError, match="same, known number of rows"):
+        adask.value_and_grad(logistic)(w, da.from_array(X, chunks=(50, -1)), y[:-1])
+
+
+# ------------------------------------------------------------------ shipping compiled code
+def test_function_without_source_is_an_adcompile_error_before_anything_is_sent():
+    namespace = {"np": np}
+    exec("def loss(w, X):\n    return np.sum(X @ w)\n", namespace)
+    with pytest.raises(adcompile.AdCompileError, match="source code is not available"):
+        adask.grad(namespace["loss"], reduce="sum")(np.ones(2), da.ones((4, 2), chunks=(2, 2)))
+
+
+def test_user_module_need_not_exist_on_workers_and_workers_compile_once(client, tmp_path):
+    """Only the generated source travels: the loss lives in a module that only the client can
+    import (its folder is on no worker's path, and it is deleted after the first call), and a
+    second call loads nothing new on the workers."""
+    folder = tmp_path / "client_only"
+    folder.mkdir()
+    (folder / "client_only_loss.py").write_text(
+        "import numpy as np\n\ndef loss(w, X):\n    return np.sum(np.tanh(X @ w) ** 2)\n")
+    X = np.random.default_rng(2).normal(size=(30, 3))
+    w = np.array([0.1, -0.2, 0.3])
+    t = np.tanh(X @ w)
+    expected = X.T @ (2 * t * (1 - t ** 2))  # by hand
+    Xd = da.from_array(X, chunks=(7, -1))
+
+    def loaded():
+        from adcompile.backend import loader
+        return len(loader._loaded)
+
+    sys.path.insert(0, str(folder))
+    try:
+        import client_only_loss
+        f = adask.grad(adcompile.compile(client_only_loss.loss, backend="python"), reduce="sum", client=client)
+        close(bounded(f, w, Xd), expected)
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("client_only_loss", None)
+        (folder / "client_only_loss.py").unlink()
+    before = client.run(loaded)
+    close(bounded(f, w, Xd), expected)
+    assert client.run(loaded) == before
