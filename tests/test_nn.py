@@ -60,8 +60,59 @@ def make_layers():
         "AvgPool1d": (nn.AvgPool1d(3), x3, lambda m, x: x.reshape(2, 3, 3, 3).mean(-1)),
         "MaxPool2d": (nn.MaxPool2d(2), x4, lambda m, x: x.reshape(2, 2, 3, 2, 3, 2).max(axis=(3, 5))),
         "AvgPool2d": (nn.AvgPool2d(3), x4, lambda m, x: x.reshape(2, 2, 2, 3, 2, 3).mean(axis=(3, 5))),
+        # PyTorch's argument forms: several trailing axes, tuple sizes/strides/paddings, "same"
+        "LayerNorm_2axes": (nn.LayerNorm((3, 9)), x3,
+                            lambda m, x: (x - x.mean((1, 2), keepdims=True)) / np.sqrt(x.var((1, 2), keepdims=True)
+                                                                                       + 1e-5) * m.weight.data
+                            + m.bias.data),
+        "Conv2d_tuples": (nn.Conv2d(2, 3, (3, 2), stride=(2, 1), padding=(1, 2)), x4,
+                          lambda m, x: conv_reference(m, x, (2, 1), ((1, 1), (2, 2)))),
+        "Conv2d_same": (nn.Conv2d(2, 3, (3, 2), padding="same"), x4,
+                        lambda m, x: conv_reference(m, x, (1, 1), ((1, 1), (0, 1)))),
+        "Conv1d_same_even": (nn.Conv1d(3, 4, 4, padding="same"), x3,
+                             lambda m, x: conv_reference(m, x, (1,), ((1, 2),))),
+        "Conv1d_tuples": (nn.Conv1d(3, 4, (3,), stride=(2,), padding=(2,)), x3,
+                          lambda m, x: conv_reference(m, x, (2,), ((2, 2),))),
+        "MaxPool2d_tuples": (nn.MaxPool2d((3, 2), stride=(2, 1), padding=(1, 1)), x4,
+                             lambda m, x: pool_reference(x, (3, 2), (2, 1), (1, 1), np.max)),
+        "AvgPool2d_tuples": (nn.AvgPool2d((3, 2), stride=(2, 1), padding=(1, 1)), x4,
+                             lambda m, x: pool_reference(x, (3, 2), (2, 1), (1, 1), np.mean)),
+        "MaxPool1d_padded": (nn.MaxPool1d(3, stride=2, padding=1), x3,
+                             lambda m, x: pool_reference(x, (3,), (2,), (1,), np.max)),
+        "AvgPool1d_tuples": (nn.AvgPool1d((2,), padding=(1,)), x3,
+                             lambda m, x: pool_reference(x, (2,), (2,), (1,), np.mean)),
     }
     return cases
+
+
+def conv_reference(m, x, stride, pads):
+    """Direct convolution: every output position is a sum over the kernel window."""
+    w, b = m.weight.data, m.bias.data
+    spatial = x.ndim - 2
+    padded = np.pad(x, ((0, 0), (0, 0)) + tuple(pads))
+    kernel = w.shape[2:]
+    out_shape = tuple((padded.shape[2 + a] - kernel[a]) // stride[a] + 1 for a in range(spatial))
+    out = np.zeros(x.shape[:1] + w.shape[:1] + out_shape)
+    for pos in np.ndindex(*out_shape):
+        window = padded[(slice(None), slice(None)) + tuple(slice(p * s, p * s + k)
+                                                           for p, s, k in zip(pos, stride, kernel))]
+        out[(slice(None), slice(None)) + pos] = np.tensordot(window, w, axes=(range(1, 2 + spatial),
+                                                                            range(1, 2 + spatial))) + b
+    return out
+
+
+def pool_reference(x, kernel, stride, pad, reduce):
+    """Pooling by windows: max pads with -inf, mean with zeros counted in the mean (PyTorch)."""
+    spatial = x.ndim - 2
+    fill = -np.inf if reduce is np.max else 0.0
+    padded = np.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in pad), constant_values=fill)
+    out_shape = tuple((padded.shape[2 + a] - kernel[a]) // stride[a] + 1 for a in range(spatial))
+    out = np.zeros(x.shape[:2] + out_shape)
+    for pos in np.ndindex(*out_shape):
+        window = padded[(slice(None), slice(None)) + tuple(slice(p * s, p * s + k)
+                                                           for p, s, k in zip(pos, stride, kernel))]
+        out[(slice(None), slice(None)) + pos] = reduce(window, axis=tuple(range(2, 2 + spatial)))
+    return out
 
 
 def conv1d_reference(m, x):
@@ -233,6 +284,13 @@ TORCH_LAYERS = {
     "Conv1d": lambda t: t.nn.Conv1d(3, 4, 3, stride=2, padding=1),
     "Conv2d": lambda t: t.nn.Conv2d(2, 3, 3, stride=1, padding=1),
     "MaxPool2d": lambda t: t.nn.MaxPool2d(2), "AvgPool1d": lambda t: t.nn.AvgPool1d(3),
+    "LayerNorm_2axes": lambda t: t.nn.LayerNorm((3, 9)),
+    "Conv2d_tuples": lambda t: t.nn.Conv2d(2, 3, (3, 2), stride=(2, 1), padding=(1, 2)),
+    "Conv2d_same": lambda t: t.nn.Conv2d(2, 3, (3, 2), padding="same"),
+    "Conv1d_same_even": lambda t: t.nn.Conv1d(3, 4, 4, padding="same"),
+    "MaxPool2d_tuples": lambda t: t.nn.MaxPool2d((3, 2), stride=(2, 1), padding=(1, 1)),
+    "AvgPool2d_tuples": lambda t: t.nn.AvgPool2d((3, 2), stride=(2, 1), padding=(1, 1)),
+    "MaxPool1d_padded": lambda t: t.nn.MaxPool1d(3, stride=2, padding=1),
 }
 
 
@@ -248,3 +306,24 @@ def test_layers_match_torch_where_installed(name):
     tolerance = 2e-7 if name == "GELU" else 1e-12
     np.testing.assert_allclose(layer.compile("python")(x), expected, rtol=tolerance, atol=tolerance)
     assert [n for n, _ in layer.named_parameters()] == [n for n, _ in reference.named_parameters()]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: nn.Conv2d(2, 3, 3, stride=2, padding="same"), "not supported for strided convolutions"),
+    (lambda: nn.Conv2d(2, 3, (3, 2, 1)), "kernel_size must be an int or a tuple of 2 ints"),
+    (lambda: nn.Conv1d(2, 3, 3, padding="full"), "'valid' or 'same'"),
+    (lambda: nn.MaxPool2d(2, padding=2), "at most half of effective kernel size"),
+    (lambda: nn.AvgPool1d((2, 2)), "kernel_size must be an int or a tuple of 1 ints"),
+    (lambda: nn.LayerNorm(()), "normalized_shape"),
+])
+def test_bad_layer_arguments_fail_at_construction(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_sizes_computed_at_run_time_are_a_clear_compile_error():
+    def pool(x, k):
+        return F.max_pool1d(x, k)
+
+    with pytest.raises(adcompile.AdCompileError, match="known when the function is compiled"):
+        adcompile.compile(pool, backend="python")(np.ones((1, 1, 4)), 2)

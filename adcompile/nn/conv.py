@@ -1,4 +1,5 @@
-"""Conv1d and Conv2d (square kernels, one stride and padding), PyTorch's initialisation."""
+"""Conv1d and Conv2d with PyTorch's argument forms (``kernel_size``, ``stride``, ``padding`` an int or a
+tuple per spatial axis; ``padding`` also ``"valid"`` or ``"same"``) and initialisation."""
 import math
 
 import numpy as np
@@ -7,14 +8,18 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 from . import functional as F
+from .conv_functional import _conv_padding, _ntuple
 
 
 class _ConvNd(Module):
-    def __init__(self, in_channels, out_channels, kernel_shape, stride, padding, bias, dtype, generator):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, bias, dtype, generator, n):
         super().__init__()
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = kernel_shape
-        self.stride, self.padding = int(stride), int(padding)
+        kernel_shape = _ntuple(kernel_size, n, "kernel_size")
+        self.kernel_size = kernel_shape  # PyTorch's attributes: tuples (padding may stay a string)
+        self.stride = _ntuple(stride, n, "stride")
+        _conv_padding(padding, stride, n)  # checked here, so a bad value fails at construction
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n, "padding")
         self.weight = Parameter(np.empty((out_channels, in_channels) + kernel_shape, dtype=dtype))
         if bias:
             self.bias = Parameter(np.empty(out_channels, dtype=dtype))
@@ -34,7 +39,7 @@ class _ConvNd(Module):
 class Conv1d(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True, dtype=np.float64,
                  generator=None):
-        super().__init__(in_channels, out_channels, (int(kernel_size),), stride, padding, bias, dtype, generator)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, bias, dtype, generator, 1)
 
     def forward(self, input):
         return F.conv1d(input, self.weight, self.bias, self.stride, self.padding)
@@ -43,8 +48,7 @@ class Conv1d(_ConvNd):
 class Conv2d(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True, dtype=np.float64,
                  generator=None):
-        k = int(kernel_size)
-        super().__init__(in_channels, out_channels, (k, k), stride, padding, bias, dtype, generator)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, bias, dtype, generator, 2)
 
     def forward(self, input):
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding)

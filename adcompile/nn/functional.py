@@ -64,17 +64,23 @@ def log_softmax(input, dim=-1):
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
-def layer_norm(input, normalized_size, weight=None, bias=None, eps=1e-5):
-    """Normalise over the last axis (of length ``normalized_size``), then scale and shift."""
-    mean = np.mean(input, axis=-1, keepdims=True)
-    centered = input - mean
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the trailing axes ``normalized_shape`` (a tuple of ints, as PyTorch's: the
+    last ``len(normalized_shape)`` axes of ``input``), then scale by ``weight`` and shift by
+    ``bias`` (arrays of shape ``normalized_shape``)."""
+    size = 1
+    for extent in normalized_shape:
+        size = size * extent
+    rows = input.reshape(input.size // size, size)
+    mean = np.mean(rows, axis=-1, keepdims=True)
+    centered = rows - mean
     var = np.mean(centered * centered, axis=-1, keepdims=True)
     output = centered / np.sqrt(var + eps)
     if weight is not None:
-        output = output * weight
+        output = output * weight.reshape(size)
     if bias is not None:
-        output = output + bias
-    return output
+        output = output + bias.reshape(size)
+    return output.reshape(input.shape)
 
 
 def embedding(input, weight):

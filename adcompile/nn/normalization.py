@@ -1,4 +1,4 @@
-"""LayerNorm over the last axis."""
+"""LayerNorm over one or several trailing axes (``normalized_shape`` an int or a tuple, as PyTorch)."""
 import numpy as np
 
 from ..module import Module
@@ -7,25 +7,26 @@ from . import functional as F
 
 
 class LayerNorm(Module):
+    """``LayerNorm(6)`` normalises the last axis; ``LayerNorm((3, 4))`` the last two (weight and
+    bias of shape (3, 4))."""
+
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=np.float64):
         super().__init__()
-        size = normalized_shape if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        if not isinstance(size, int):
-            if len(size) != 1:
-                raise ValueError("LayerNorm normalises over the last axis only: normalized_shape is an int")
-            size = size[0]
-        self.normalized_shape = (size,)
-        self.size = size
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        if not shape or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
+            raise ValueError(f"normalized_shape must be a positive int or a non-empty tuple of them, "
+                             f"not {normalized_shape!r}")
+        self.normalized_shape = shape
         self.eps = eps
         if elementwise_affine:
-            self.weight = Parameter(np.ones(size, dtype=dtype))
-            self.bias = Parameter(np.zeros(size, dtype=dtype))
+            self.weight = Parameter(np.ones(shape, dtype=dtype))
+            self.bias = Parameter(np.zeros(shape, dtype=dtype))
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
 
     def forward(self, input):
-        return F.layer_norm(input, self.size, self.weight, self.bias, self.eps)
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
