@@ -217,3 +217,62 @@ def test_user_module_need_not_exist_on_workers_and_workers_compile_once(client, 
     before = client.run(loaded)
     close(bounded(f, w, Xd), expected)
     assert client.run(loaded) == before
+
+
+# ------------------------------------------------------------------ faults and memory
+def slow_block(seed, rows, d, delay):
+    """A block of generated rows (X then y in the last column) that takes ``delay`` seconds."""
+    time.sleep(delay)
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, d))
+    y = (rng.random(rows) < 0.5).astype(np.float64)
+    return np.concatenate([X, y[:, None]], axis=1)
+
+
+def test_a_worker_killed_during_a_gradient_gives_the_same_result(client):
+    from dask import delayed
+    rows, d, count = 50, 4, 10
+    blocks = [da.from_delayed(delayed(slow_block)(seed, rows, d, 0.3), shape=(rows, d + 1), dtype=np.float64)
+              for seed in range(count)]
+    data = da.concatenate(blocks)
+    local = np.concatenate([slow_block(seed, rows, d, 0.0) for seed in range(count)])
+    w = np.linspace(-0.5, 0.5, d)
+    expected = adcompile.value_and_grad(logistic)(w, local[:, :d], local[:, d])
+    workers_before = set(client.scheduler_info()["workers"])
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        running = pool.submit(adask.value_and_grad(logistic, client=client), w, data[:, :d], data[:, d])
+        deadline = time.monotonic() + TIMEOUT
+        while not any(client.processing().values()):  # wait until blocks are being computed
+            assert time.monotonic() < deadline, "no task started"
+            time.sleep(0.02)
+        time.sleep(0.5)
+        assert not running.done()
+        victim = next(iter(client.scheduler_info()["workers"]))
+        os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
+        value, gradient = running.result(timeout=TIMEOUT)
+    finally:
+        pool.shutdown(wait=False)
+    close(value, expected[0])
+    close(gradient, expected[1])
+    client.wait_for_workers(2, timeout=TIMEOUT)  # the nanny restarted the killed worker
+    assert set(client.scheduler_info()["workers"]) != workers_before
+
+
+def test_data_larger_than_a_worker_memory_limit(client):
+    """7e6 x 10 float64 (560 MB) generated on the workers (500 MiB limit each), never gathered;
+    compared with the same formula written as plain dask array expressions."""
+    n, d, chunk = 7_000_000, 10, 250_000
+    assert n * (d + 1) * 8 > WORKER_MEMORY
+    rng = da.random.RandomState(3)
+    X = rng.normal(size=(n, d), chunks=(chunk, d))
+    y = (X[:, 0] - X[:, 1] + rng.normal(size=n, chunks=chunk) > 0).astype(np.float64)
+    w = np.linspace(-0.3, 0.3, d)
+    workers_before = set(client.scheduler_info()["workers"])
+    value, gradient = bounded(adask.value_and_grad(logistic, client=client), w, X, y)
+    p = 1.0 / (1.0 + da.exp(-(X @ w)))
+    formula = (-da.mean(y * da.log(p) + (1 - y) * da.log(1 - p)), X.T @ (p - y) / n)
+    expected_value, expected_gradient = client.compute(formula, sync=False)
+    close(value, expected_value.result(timeout=TIMEOUT))
+    close(gradient, expected_gradient.result(timeout=TIMEOUT))
+    assert set(client.scheduler_info()["workers"]) == workers_before  # no worker died of memory
