@@ -34,7 +34,7 @@ WORKER_MEMORY = 500 * 2 ** 20  # bytes per worker
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       memory_limit=WORKER_MEMORY, dashboard_address=None)
+                                       memory_limit=WORKER_MEMORY, dashboard_address=":0")
     try:
         with distributed.Client(cluster, timeout=TIMEOUT) as c:
             c.wait_for_workers(2, timeout=TIMEOUT)
@@ -276,3 +276,73 @@ def test_data_larger_than_a_worker_memory_limit(client):
     close(value, expected_value.result(timeout=TIMEOUT))
     close(gradient, expected_gradient.result(timeout=TIMEOUT))
     assert set(client.scheduler_info()["workers"]) == workers_before  # no worker died of memory
+
+
+# ------------------------------------------------------------------ data-parallel fit
+@adcompile.compile(backend="python")
+def digits_loss(model, X, labels):
+    return F.cross_entropy(model(X), labels)
+
+
+def digits_model():
+    adcompile.init.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 32), nn.Tanh(), nn.Linear(32, 10))
+    model.compile("python")
+    return model, adcompile.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    datasets = pytest.importorskip("sklearn.datasets")
+    data = datasets.load_digits()
+    X, y = data.data / 16.0, data.target.astype(np.int64)
+    return X[:1400], y[:1400], X[1400:], y[1400:]
+
+
+@pytest.fixture(scope="module")
+def single_machine(digits):
+    X, y, X_test, y_test = digits
+    model, opt = digits_model()
+    history = adcompile.fit(digits_loss, model, opt, X, y, epochs=3, batch_size=64, progress=False)
+    return model, history
+
+
+def accuracy(model, X, y):
+    return float(np.mean(np.argmax(model(X), axis=1) == y))
+
+
+def test_fit_on_two_workers_reaches_the_single_machine_accuracy(client, digits, single_machine):
+    X, y, X_test, y_test = digits
+    model, opt = digits_model()
+    history = adask.fit(digits_loss, model, opt, da.from_array(X, chunks=(300, -1)), da.from_array(y, chunks=300),
+                        epochs=3, batch_size=64, client=client, timeout=TIMEOUT)
+    reference, reference_history = single_machine
+    assert accuracy(reference, X_test, y_test) > 0.85
+    assert accuracy(model, X_test, y_test) == accuracy(reference, X_test, y_test)
+    close(history, reference_history, rtol=1e-10)
+    assert len(opt.state) == len(list(model.parameters()))  # the optimizer's state was updated in place
+
+
+def test_fit_with_client_none_on_one_worker_gives_the_parameters_of_fit(digits, single_machine, monkeypatch):
+    """client=None starts (and stops) a LocalCluster sized to the machine, here made one worker."""
+    import psutil
+    from adcompile.dask import cluster
+    monkeypatch.setattr(cluster, "machine_workers", lambda: 1)
+    children = {p.pid for p in psutil.Process().children(recursive=True)}
+    X, y, _, _ = digits
+    model, opt = digits_model()
+    bounded(adask.fit, digits_loss, model, opt, da.from_array(X, chunks=(500, -1)), da.from_array(y, chunks=500),
+            epochs=3, batch_size=64, timeout=TIMEOUT)
+    reference, _ = single_machine
+    close(dict(model.named_parameters()), dict(reference.named_parameters()), rtol=1e-9)
+    deadline = time.monotonic() + 30
+    while {p.pid for p in psutil.Process().children(recursive=True)} - children:
+        assert time.monotonic() < deadline, "the LocalCluster's processes outlived fit"
+        time.sleep(0.2)
+
+
+def test_fit_rejects_what_it_does_not_implement(digits):
+    X, y, _, _ = digits
+    model, opt = digits_model()
+    with pytest.raises(adcompile.AdCompileError, match="sync_every=4"):
+        adask.fit(digits_loss, model, opt, X, y, sync_every=4)

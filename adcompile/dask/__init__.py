@@ -13,5 +13,6 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
                       "(dask[array] and distributed)") from error
 
 from .gradients import grad, hvp, value_and_grad
+from .training import fit
 
-__all__ = ["value_and_grad", "grad", "hvp"]
+__all__ = ["value_and_grad", "grad", "hvp", "fit"]
