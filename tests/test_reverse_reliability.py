@@ -213,6 +213,47 @@ def active_result_from_constant_branch(a, b):
     return 2.0 * a + b
 
 
+# ---------------------------------------------------------------------- writes through views
+class Squared(adcompile.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = x * x
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, out = ctx.saved_tensors
+        return 2.0 * out / x * grad_output
+
+
+def write_into_custom_output(x):
+    u = Squared.apply(x)
+    u[0] = 1.0
+    return np.sum(u * x)
+
+
+def write_into_view_of_argument(x):
+    v = x[1:]
+    v *= 2.0
+    return np.sum(v * v)
+
+
+def write_into_view_of_fresh_array(x):
+    w = np.sin(x)
+    y = np.sum(w * w)
+    v = w[1:]
+    v[0] = x[0] * 3.0
+    return y + np.sum(v * x[1:])
+
+
+def write_into_alias(x):
+    w = x * 2.0
+    t = w
+    t[1] = np.cos(x[0])
+    return np.sum(t * t)
+
+
 # ---------------------------------------------------------------------- item 2: loop indices
 def index_reused_after_break(x):
     s = 0.0
@@ -266,6 +307,22 @@ def index_of_zero_trip_loop_reused(a, x, n):
     for i in range(n):
         p = p * x[i]
     return p * a
+
+
+def loop_whose_backward_is_empty(a):
+    for k in range(3):
+        a = a + k
+    return a
+
+
+def branch_whose_backward_is_empty(a, y, b):
+    t = y
+    s = 1
+    if a:
+        b += np.array([3, 1, 2]) @ t[-3:]
+    else:
+        b, s = (s, b)
+    return s * a
 
 
 def nested_index_reuse(x):
@@ -340,6 +397,8 @@ CASES = [
     (recurrent_rows, (W33, SEQ43)), (rows_in_place, (W33, SEQ43)),
     (rows_in_place_zero_trip, (W33, SEQ43)), (view_taken_in_branch, (X3,)),
     (view_taken_in_branch, (-X3,)), (result_read_through_alias_of_written, (X3,)),
+    (write_into_custom_output, (X3,)), (write_into_view_of_argument, (X3,)),
+    (write_into_view_of_fresh_array, (X3,)), (write_into_alias, (X3,)),
     (helper_default_rebound_in_loop, (X3,)), (helper_int_default_widened, (X3,)),
     (broadcast_by_constant_operand, (X3,)), (broadcast_by_constant_matrix, (X3,)),
     (active_result_from_constant_branch, (0.3, 0.2)), (active_result_from_constant_branch, (-0.3, 0.2)),
@@ -348,6 +407,7 @@ CASES = [
     (index_reused_after_early_return, (X4,)), (index_of_zero_trip_loop_reused, (0.4, X3, 0)),
     (index_of_zero_trip_loop_reused, (0.4, X3, 3)), (index_read_after_dead_loop, (X3,)),
     (index_read_after_live_loop, (X3,)), (nested_index_reuse, (X3,)),
+    (loop_whose_backward_is_empty, (0.86,)), (branch_whose_backward_is_empty, (0.97, X4, -0.07)),
     (exp_result, (0.3,)), (math_exp_of_element, (X3,)), (exp_plus, (X3,)), (exp_of_sum, (X3,)),
     (gaussian_density, (X3,)), (tanh_result, (0.4, -0.7)),
     (write_itself, (X3,)), (write_own_slice, (X3,)), (double_negation_after_update, (0.7,)),

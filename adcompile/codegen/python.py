@@ -147,7 +147,7 @@ class FunctionWriter:
         for stmt in block:
             self.statement(stmt, indent, pending)
         self.flush(pending, indent)
-        if len(self.lines) == start:
+        if all(line.lstrip().startswith("#") for line in self.lines[start:]):  # comments only
             self.emit(indent, "pass")
 
     def statement(self, stmt, indent, pending):

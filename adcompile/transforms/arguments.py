@@ -2,12 +2,17 @@
 writes into in place is copied on entry, so the caller's array is left as it was, also when
 the derived function fails partway (the primal function keeps Python's semantics and writes
 into the caller's array)."""
+from ..ir.memory import memory_roots
 from ..ir.nodes import Assign, SetItem, walk
 
 
 def written_arguments(fn):
-    """The parameters of ``fn`` that it writes into in place."""
-    written = {s.array for s in walk(fn.body, into_custom=False) if isinstance(s, SetItem)}
+    """The parameters of ``fn`` that it writes into in place (directly or through a view)."""
+    roots = memory_roots(fn.body, fn.params)
+    written = set()
+    for stmt in walk(fn.body, into_custom=False):
+        if isinstance(stmt, SetItem):
+            written |= roots.get(stmt.array, {stmt.array})
     return [param for param in fn.params if param in written]
 
 

@@ -145,6 +145,11 @@ class ReverseTransform:
             self.needed |= needed
         return self.assemble(forward, backward)
 
+    def memory_shared(self, array):
+        """The primal variables that may share memory with ``array``."""
+        memory = self.memory.get(array, {array})
+        return {var for var, roots in self.memory.items() if roots & memory and var in self.primal_vars} | {array}
+
     def memory_read(self, var):
         """``var`` and the arrays whose memory it may view."""
         return {var} | {root for root in self.memory.get(var, ()) if root in self.primal_vars}
@@ -279,7 +284,9 @@ class ReverseTransform:
                     self.restored.add(target)
                 out.append(stmt)
             elif isinstance(stmt, SetItem):
-                if stmt.array in self.needed and self.read_before(stmt.array, stmt):
+                # the write changes every array sharing the memory: undo it if the backward
+                # reads any of them before (in program order) the write
+                if any(var in self.needed and self.read_before(var, stmt) for var in self.memory_shared(stmt.array)):
                     b = Builder(self.namer, out, stmt.loc)
                     old = getitem(b, stmt.array, stmt.items)
                     if old.type.ndim:

@@ -114,6 +114,9 @@ ALIAS_HINT = ("adcompile differentiates arrays as values and cannot follow a wri
               "`for row in X`, reshape, ravel or .T share memory)")
 
 
+ENTRY = -1  # the program position of the parameters' values
+
+
 class _Positions:
     """Program positions of statements and the loops enclosing each."""
 
@@ -153,17 +156,18 @@ class _Positions:
                 return True
         return False
 
-    def sharing_defs(self, view, array, roots, write):
-        """Positions of the definitions of ``view`` that may make it share ``array``'s memory
-        as it is at ``write``."""
+    def sharing_defs(self, view, memory, roots, write):
+        """Positions of the definitions of ``view`` that may make it share the memory of the
+        arrays in ``memory`` as it is at ``write`` (a view of one of them, or one of them)."""
         out = []
         for d in self.defs.get(view, []):
             if isinstance(d, Assign):
-                source = d.args[0] if is_view(d) else None
-                if source is None or array not in roots.get(source, {source}):
-                    continue  # a new array, or a view of other memory
-                if self.fresh_before(array, write, self.pos[id(d)]):
-                    continue
+                if is_view(d):
+                    shared = roots.get(d.args[0], {d.args[0]}) & memory
+                    if not shared or all(self.fresh_before(m, write, self.pos[id(d)]) for m in shared):
+                        continue  # a view of other memory
+                elif view not in memory:
+                    continue  # a new array
             out.append(self.pos[id(d)])
         return out
 
@@ -193,13 +197,16 @@ class _Positions:
                 continue
             r = self.pos[id(read)]
             for d in defs:
-                made = self.ids[d]
-                gone = self.rebound_between(view, self._stmts[made], read)
+                if d == ENTRY:  # a parameter's value on entry
+                    gone, made_in = False, ()
+                else:
+                    made = self.ids[d]
+                    gone, made_in = self.rebound_between(view, self._stmts[made], read), self.loops[made]
                 if d < w < r and not (gone or self.rebound_between(view, write, read)):
                     return True
                 shared = set(self.loops[id(read)]) & set(self.loops[id(write)])
                 for loop in shared:
-                    d_in = loop in self.loops[made]
+                    d_in = loop in made_in
                     carried = (r <= w and ((not d_in and d < r) or (d_in and r < d < w))) or (d_in and w < r < d)
                     # a value carried into an iteration is gone once the iteration rebinds view
                     if carried and not (gone or self.rebound_between(view, self._stmts[loop], read)):
@@ -209,8 +216,9 @@ class _Positions:
 
 def check_shared_memory_writes(fn):
     """Raise AdCompileError at an in-place write whose effect the value semantics of the IR
-    would miss: a write into a view or alias of another array, or a write into an array
-    while a view of it made earlier is still read afterwards."""
+    would miss: a write into an array (or a view or alias of one) while another variable
+    sharing that memory, made before the write, is still read afterwards. (A write into a view
+    that nothing else reads afterwards is differentiated like a write into a fresh array.)"""
     from ..errors import AdCompileError, located
     from ..ir.nodes import AccumItem, SetItem, walk
     writes = [s for s in walk(fn.body, into_custom=False)
@@ -218,22 +226,21 @@ def check_shared_memory_writes(fn):
     if not writes:
         return
     roots = memory_roots(fn.body, fn.params)
-    positions = None
+    positions = _Positions(fn.body)
     for stmt in writes:
         array = stmt.array
-        others = sorted((r for r in roots.get(array, ()) if r is not array), key=lambda v: v.uid)
-        if others:
-            raise located(AdCompileError,
-                          f"cannot differentiate the in-place write into '{array.name}': it may share "
-                          f"memory with '{others[0].name}'. {ALIAS_HINT}. Write into "
-                          f"'{others[0].name}' directly, or make a copy first "
-                          f"({array.name} = ....copy()).", stmt.loc)
-        positions = positions or _Positions(fn.body)
-        for view, its_roots in roots.items():
-            if view is not array and array in its_roots and positions.read_after(
-                    view, stmt, positions.sharing_defs(view, array, roots, stmt)):
+        memory = roots.get(array, {array})  # the arrays whose memory the write changes
+        for other, its_roots in sorted(roots.items(), key=lambda item: item[0].uid):
+            if other is array or not its_roots & memory:
+                continue
+            defs = positions.sharing_defs(other, memory, roots, stmt)
+            if other in fn.params and other in memory:
+                defs.append(ENTRY)
+            if positions.read_after(other, stmt, defs):
+                relation = (f"it may share memory with '{other.name}', which is used after the write"
+                            if other in memory else
+                            f"'{other.name}', which shares its memory, is used after the write")
                 raise located(AdCompileError,
-                              f"cannot differentiate the in-place write into '{array.name}': "
-                              f"'{view.name}', which shares its memory, is used after the write. "
-                              f"{ALIAS_HINT}. Make '{view.name}' a copy (.copy()) or read it "
-                              f"before writing.", stmt.loc)
+                              f"cannot differentiate the in-place write into '{array.name}': {relation}. "
+                              f"{ALIAS_HINT}. Make '{array.name}' or '{other.name}' a copy (.copy()), "
+                              f"or read '{other.name}' before writing.", stmt.loc)
