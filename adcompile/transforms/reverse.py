@@ -148,7 +148,8 @@ class ReverseTransform:
     def memory_shared(self, array):
         """The primal variables that may share memory with ``array``."""
         memory = self.memory.get(array, {array})
-        return {var for var, roots in self.memory.items() if roots & memory and var in self.primal_vars} | {array}
+        shared = {var for var, roots in self.memory.items() if roots & memory and var in self.primal_vars}
+        return shared | {array}
 
     def memory_read(self, var):
         """``var`` and the arrays whose memory it may view."""
@@ -286,7 +287,8 @@ class ReverseTransform:
             elif isinstance(stmt, SetItem):
                 # the write changes every array sharing the memory: undo it if the backward
                 # reads any of them before (in program order) the write
-                if any(var in self.needed and self.read_before(var, stmt) for var in self.memory_shared(stmt.array)):
+                if any(var in self.needed and self.read_before(var, stmt)
+                       for var in self.memory_shared(stmt.array)):
                     b = Builder(self.namer, out, stmt.loc)
                     old = getitem(b, stmt.array, stmt.items)
                     if old.type.ndim:
@@ -670,6 +672,7 @@ class ReverseTransform:
         if array not in self.active:
             return
         adj = self.adjoint(array)
+        ct = None
         if isinstance(value, Var) and value in self.active:
             ct = getitem(b, adj, stmt.items)
             if ct.type.ndim and value.type.ndim:  # a view of adj, which is zeroed below
@@ -679,11 +682,10 @@ class ReverseTransform:
                 ct = b.call("sum", ct)
             elif ct.type.ndim:
                 ct = b.call("unbroadcast", ct, value)
-            # zeroed before accumulating: the value written may be the array itself (w[:] = w)
-            b.append(SetItem(adj, const(0.0), stmt.items))
+        # zeroed before accumulating: the value written may be the array itself (w[:] = w)
+        b.append(SetItem(adj, const(0.0), stmt.items))
+        if ct is not None:
             self.accumulate(b, value, ct, None, None)
-        else:
-            b.append(SetItem(adj, const(0.0), stmt.items))
 
     def last_writes_only(self, stmt, ct, b):
         """``x[idx] = v`` with repeated indices keeps the last write of each element (numpy's
