@@ -311,11 +311,22 @@ def accuracy(model, X, y):
     return float(np.mean(np.argmax(model(X), axis=1) == y))
 
 
-def test_fit_on_two_workers_reaches_the_single_machine_accuracy(client, digits, single_machine):
-    X, y, X_test, y_test = digits
+def digits_blocks(digits, rows=300):
+    X, y, _, _ = digits
+    return da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=rows)
+
+
+@pytest.fixture(scope="module")
+def synchronous_two_workers(client, digits):
     model, opt = digits_model()
-    history = adask.fit(digits_loss, model, opt, da.from_array(X, chunks=(300, -1)), da.from_array(y, chunks=300),
-                        epochs=3, batch_size=64, client=client, timeout=TIMEOUT)
+    history = adask.fit(digits_loss, model, opt, *digits_blocks(digits), epochs=3, batch_size=64, client=client,
+                        timeout=TIMEOUT)
+    return model, opt, history
+
+
+def test_fit_on_two_workers_reaches_the_single_machine_accuracy(digits, single_machine, synchronous_two_workers):
+    X, y, X_test, y_test = digits
+    model, opt, history = synchronous_two_workers
     reference, reference_history = single_machine
     assert accuracy(reference, X_test, y_test) > 0.85
     assert accuracy(model, X_test, y_test) == accuracy(reference, X_test, y_test)
@@ -323,8 +334,41 @@ def test_fit_on_two_workers_reaches_the_single_machine_accuracy(client, digits, 
     assert len(opt.state) == len(list(model.parameters()))  # the optimizer's state was updated in place
 
 
-def test_fit_with_client_none_on_one_worker_gives_the_parameters_of_fit(digits, single_machine, monkeypatch):
-    """client=None starts (and stops) a LocalCluster sized to the machine, here made one worker."""
+def test_local_sgd_with_one_step_per_round_equals_the_synchronous_path(client, digits, synchronous_two_workers):
+    """Local SGD's machinery (a learner per worker, averaging weighted by rows) with k = 1: for
+    SGD with momentum the update is linear in the gradient, so the average of the learners'
+    steps is the synchronous step (parameters, momentum buffers and epoch losses)."""
+    from adcompile.dask import training
+    model, opt = digits_model()
+    history = bounded(training._fit, digits_loss, model, opt, *digits_blocks(digits), 3, 64, client, 1, True,
+                      True, 0, (), 0, TIMEOUT)
+    expected_model, expected_opt, expected_history = synchronous_two_workers
+    close(history, expected_history, rtol=1e-10)
+    close(dict(model.named_parameters()), dict(expected_model.named_parameters()), rtol=1e-9)
+    for p, q in zip(model.parameters(), expected_model.parameters()):
+        close(opt.state[p]["momentum_buffer"], expected_opt.state[q]["momentum_buffer"], rtol=1e-9)
+        close(opt.state[p]["step"], expected_opt.state[q]["step"], rtol=0)
+
+
+def test_local_sgd_on_two_workers_reaches_the_single_machine_accuracy(client, digits, single_machine):
+    X, y, X_test, y_test = digits
+    model, opt = digits_model()
+    history = bounded(adask.fit, digits_loss, model, opt, *digits_blocks(digits), epochs=3, batch_size=64,
+                      client=client, sync_every=4, timeout=TIMEOUT)
+    reference, reference_history = single_machine
+    assert accuracy(model, X_test, y_test) > 0.85
+    assert len(history) == 3 and history[-1] < history[0]
+    # an approximation: two learners averaged every 4 steps do not give fit's parameters
+    assert not np.allclose(model[0].weight.data, reference[0].weight.data, rtol=1e-6, atol=0)
+    steps = 3 * -(-len(X) // 64)
+    assert all(float(opt.state[p]["step"][0]) == steps for p in model.parameters())
+
+
+@pytest.mark.parametrize("sync_every", [1, 5])
+def test_fit_with_client_none_on_one_worker_gives_the_parameters_of_fit(digits, single_machine, monkeypatch,
+                                                                         sync_every):
+    """client=None starts (and stops) a LocalCluster sized to the machine, here made one worker;
+    one worker's local SGD (sync_every=5) is plain minibatch SGD, so it equals fit too."""
     import psutil
     from adcompile.dask import cluster
     monkeypatch.setattr(cluster, "machine_workers", lambda: 1)
@@ -332,7 +376,7 @@ def test_fit_with_client_none_on_one_worker_gives_the_parameters_of_fit(digits, 
     X, y, _, _ = digits
     model, opt = digits_model()
     bounded(adask.fit, digits_loss, model, opt, da.from_array(X, chunks=(500, -1)), da.from_array(y, chunks=500),
-            epochs=3, batch_size=64, timeout=TIMEOUT)
+            epochs=3, batch_size=64, sync_every=sync_every, timeout=TIMEOUT)
     reference, _ = single_machine
     close(dict(model.named_parameters()), dict(reference.named_parameters()), rtol=1e-9)
     deadline = time.monotonic() + 30
@@ -341,8 +385,9 @@ def test_fit_with_client_none_on_one_worker_gives_the_parameters_of_fit(digits, 
         time.sleep(0.2)
 
 
-def test_fit_rejects_what_it_does_not_implement(digits):
+@pytest.mark.parametrize("sync_every", [0, 1.5, True])
+def test_fit_rejects_a_bad_sync_every(digits, sync_every):
     X, y, _, _ = digits
     model, opt = digits_model()
-    with pytest.raises(adcompile.AdCompileError, match="sync_every=4"):
-        adask.fit(digits_loss, model, opt, X, y, sync_every=4)
+    with pytest.raises(adcompile.AdCompileError, match="sync_every must be an integer >= 1"):
+        adask.fit(digits_loss, model, opt, X, y, sync_every=sync_every)

@@ -1,20 +1,31 @@
-"""``adcompile.dask.fit``: synchronous data-parallel minibatch training on a Dask cluster.
+"""``adcompile.dask.fit``: data-parallel minibatch training on a Dask cluster.
 
 The rows of ``X`` and ``y`` are split into aligned blocks that are computed once and stay on
-the workers (persisted futures). Each step takes the minibatch ``adcompile.fit`` would take
-(``batch_order(n, epoch, seed)``); every block holding some of its rows computes, with the
-compiled value-and-gradient of ``loss_fn``, the loss and gradient of those rows; the partial
-results are weighted by their row counts and tree-reduced on the workers, so the client gets
-the minibatch's mean loss and gradient, and the optimizer updates the parameters once. The
-parameters travel with each step's block tasks. Because the minibatch gradient is exact (only
-the order of additions differs), the parameters equal ``adcompile.fit``'s up to rounding, for
-any number of workers.
+the workers (persisted futures). Both modes take the minibatches ``adcompile.fit`` takes
+(``batch_order(n, epoch, seed)``).
+
+``sync_every=1`` (synchronous): each step, every block holding some of the minibatch's rows
+computes, with the compiled value-and-gradient of ``loss_fn``, the loss and gradient of those
+rows; the partial results are weighted by their row counts and tree-reduced on the workers, so
+the client gets the minibatch's mean loss and gradient, and the optimizer updates the
+parameters once. Because the minibatch gradient is exact (only the order of additions
+differs), the parameters equal ``adcompile.fit``'s up to rounding, for any number of workers.
+
+``sync_every=k > 1`` (local SGD with averaging, an approximation): the blocks are split into
+one group of consecutive blocks per worker (balanced by rows); each group is a local learner
+that runs ``k`` optimizer steps with the compiled training step (``adcompile.train_step``'s
+program) on its own rows of ``k`` consecutive minibatches, starting from the common parameters
+and optimizer state; then parameters and optimizer state are averaged over the groups,
+weighted by the rows each group trained on, with a tree reduction on the workers. One group
+(one worker) is plain minibatch SGD, equal to ``adcompile.fit``.
 """
 import numpy as np
 
 from ..errors import CallError
 from ..module_compile import flat_arguments, flat_function
-from ..training import _backend, _batch_names, _check_model, _python_function, _trainable_entries, batch_order
+from ..nn.dropout import advance, step_counters
+from ..training import (_backend, _batch_names, _check_model, _Program, _python_function, _trainable_entries,
+                        batch_order)
 from .blocks import RowBlocks, stand_in
 from .cluster import client_for
 from .kernel import build_kernel
@@ -28,79 +39,105 @@ def _step_task(kernel, leaves, block, local):
     return weighted(len(local), result[0], result[1:], "mean")
 
 
-def _persist_blocks(client, X, y, what):
+def _local_round(kernel, shared, blocks, steps, counters):
+    """On a worker: one group's ``k`` local training steps from the common ``shared`` =
+    (leaves, optimizer state arrays, group hyperparameters); ``steps`` lists per step None (no
+    rows of that minibatch here) or (per block local row indices, the permutation putting the
+    concatenated rows in minibatch order). Returns (rows, None, row-weighted leaves and state,
+    per-step row-weighted loss sums and per-step row counts) for ``combine``."""
+    leaves, state, hypers = shared
+    leaves = [np.array(a) for a in leaves]  # the program updates them in place: never the shared copies
+    state = [np.array(a) for a in state]
+    losses, counts = np.zeros(len(steps)), np.zeros(len(steps))
+    for s, step in enumerate(steps):
+        if step is None:
+            for k in counters:  # the Dropout streams advance with the global step count
+                leaves[k] += 1
+            continue
+        locals_, order = step
+        X = np.concatenate([block[0][local] for block, local in zip(blocks, locals_)])[order]
+        y = np.concatenate([block[1][local] for block, local in zip(blocks, locals_)])[order]
+        losses[s] = len(order) * float(kernel(leaves + [X, y] + state + list(hypers))[0])
+        counts[s] = len(order)
+    rows = int(counts.sum())
+    return rows, None, tuple(rows * a for a in leaves + state) + (losses, counts)
+
+
+def _persist(client, blocks, groups=None):
+    """Futures of the (X, y) blocks, computed once; with ``groups`` (worker address per block)
+    each block is computed on its group's worker (elsewhere only if that worker is lost)."""
     from dask import delayed
-    blocks = RowBlocks([X, y], [0, 1], what)
     pairs = [delayed(tuple, pure=True)(list(block)) for block in blocks.blocks]
-    futures = client.compute(pairs)
-    return blocks, futures
+    if groups is None:
+        return client.compute(pairs)
+    futures = [None] * len(pairs)
+    for address in dict.fromkeys(groups):
+        indices = [i for i, g in enumerate(groups) if g == address]
+        for i, future in zip(indices, client.compute([pairs[i] for i in indices], workers=[address],
+                                                     allow_other_workers=True)):
+            futures[i] = future
+    return futures
+
+
+def _split_groups(sizes, count):
+    """Group index of each block: ``count`` groups of consecutive blocks, balanced by rows."""
+    count = max(1, min(count, len(sizes)))
+    ends = np.cumsum(sizes)
+    group = np.minimum((count * (ends - np.asarray(sizes) / 2.0) / ends[-1]).astype(int), count - 1)
+    used = {g: k for k, g in enumerate(sorted(set(group.tolist())))}  # no empty group
+    return [used[int(g)] for g in group]
 
 
 def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, client=None, sync_every=1, shuffle=True, seed=0,
         callbacks=(), initial_epoch=0, timeout=None):
-    """Train ``model`` on ``(X, y)`` by synchronous data-parallel minibatch steps on Dask.
+    """Train ``model`` on ``(X, y)`` by data-parallel minibatch steps on Dask.
 
     ``X`` and ``y`` are dask arrays chunked along axis 0 (numpy arrays are one chunk); ``loss_fn``
     is a mean over the rows of a batch (``cross_entropy``, ``mse_loss``, ...). Same batches and
     arguments as ``adcompile.fit`` (returns the epoch losses, updates the parameters and optimizer
     state in place); ``client`` is a ``distributed.Client`` or None for a LocalCluster of this
     machine started and stopped here. ``timeout`` (seconds) bounds each wait on the cluster.
-    Only ``sync_every=1`` (a synchronous step) is implemented.
+
+    ``sync_every=1``: synchronous steps (the exact minibatch gradient, ``adcompile.fit``'s
+    parameters up to rounding). ``sync_every=k > 1``: local SGD with averaging, an
+    approximation: one learner per worker runs ``k`` steps on its own rows of ``k`` minibatches,
+    then parameters and optimizer state are averaged weighted by rows (see ``docs/dask.md``).
     """
+    if isinstance(sync_every, bool) or not isinstance(sync_every, (int, np.integer)) or sync_every < 1:
+        raise CallError(f"adcompile.dask.fit: sync_every must be an integer >= 1, not {sync_every!r}")
+    return _fit(loss_fn, model, optimizer, X, y, epochs, batch_size, client, int(sync_every), sync_every > 1,
+                shuffle, seed, callbacks, initial_epoch, timeout)
+
+
+def _fit(loss_fn, model, optimizer, X, y, epochs, batch_size, client, sync_every, local, shuffle, seed, callbacks,
+         initial_epoch, timeout):
+    """``fit``; ``local`` selects local SGD (also with ``sync_every=1``, which the tests compare
+    with the synchronous path)."""
     what = "adcompile.dask.fit"
     _check_model(model, what)
-    if sync_every != 1:
-        raise CallError(f"{what}: sync_every={sync_every!r}: only sync_every=1 (synchronous steps, the same "
-                        "parameters as adcompile.fit) is implemented; local SGD with averaging is not")
     if int(batch_size) < 1:
         raise CallError(f"{what}: batch_size must be >= 1, not {batch_size}")
-    _batch_names(loss_fn, 2, "fit")
-    pyfunc = _python_function(loss_fn)
+    names = _batch_names(loss_fn, 2, "fit")
     backend = _backend(loss_fn, model)
     entries = _trainable_entries(model, optimizer)
-    flat = flat_function(pyfunc, [model, None, None], backend)
-    derived = flat.derived("value_and_grad", tuple(index for index, *_ in entries))
-    kernel = build_kernel(derived, flat_arguments([model, stand_in(X), stand_in(y)]), pyfunc.__name__)
-    trained = [param for _, _, param, _ in entries]
-    params = [p for _, p in model.named_parameters()]
-    buffers = [b for _, b in model.named_buffers()]
-    from ..nn.dropout import advance
+    blocks = RowBlocks([X, y], [0, 1], what)
+    if blocks.n_rows == 0:
+        raise CallError(f"{what}: no training examples")
+    run = _LocalSGD if local else _Synchronous
+    trainer = run(loss_fn, model, optimizer, names, backend, entries, blocks, X, y)
     history = []
     with client_for(client) as c:
-        blocks, futures = _persist_blocks(c, X, y, what)
-        if blocks.n_rows == 0:
-            raise CallError(f"{what}: no training examples")
-        lows = np.asarray(blocks.block_offsets)
-        highs = lows + np.asarray(blocks.block_sizes)
-        kernel_future = c.scatter(kernel, broadcast=True, hash=False)
         saved_backend = optimizer.__dict__.get("backend")
         optimizer.backend = backend  # the update runs as in adcompile.fit's compiled program
         try:
+            trainer.start(c)
             for epoch in range(initial_epoch, initial_epoch + epochs):
                 order = batch_order(blocks.n_rows, epoch, seed, shuffle)
-                total, steps = 0.0, 0
-                for start in range(0, blocks.n_rows, int(batch_size)):
-                    batch = order[start:start + int(batch_size)]
-                    leaves = tuple([p._data for p in params] + buffers)
-                    parts = []
-                    for future, low, high in zip(futures, lows, highs):
-                        local = batch[(batch >= low) & (batch < high)] - low
-                        if len(local):
-                            parts.append(c.submit(_step_task, kernel_future, leaves, future, local, pure=False))
-                    reduced = tree_reduce(parts, lambda fn, *group: c.submit(fn, *group, pure=False))
-                    loss, grads = finish(reduced.result(timeout=timeout), "mean")
-                    old = [p.grad for p in trained]
-                    try:
-                        for p, g in zip(trained, grads):
-                            p.grad = np.asarray(g, dtype=p.data.dtype)
-                        optimizer.step()
-                    finally:
-                        for p, g in zip(trained, old):
-                            p.grad = g
-                    advance(model)
-                    total += float(loss)
-                    steps += 1
-                history.append(total / steps)
+                batches = [order[start:start + int(batch_size)] for start in range(0, blocks.n_rows, int(batch_size))]
+                losses = []
+                for first in range(0, len(batches), sync_every):
+                    losses += trainer.run(c, batches[first:first + sync_every], timeout)
+                history.append(float(np.mean(losses)))
                 if any(callback(epoch, history[-1]) is True for callback in callbacks):
                     break
         finally:
@@ -108,5 +145,123 @@ def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, client=None, s
                 optimizer.__dict__.pop("backend", None)
             else:
                 optimizer.backend = saved_backend
-            c.cancel(futures)
+            trainer.stop(c)
     return history
+
+
+class _Synchronous:
+    """One reduced gradient per minibatch, one optimizer update on the client."""
+
+    def __init__(self, loss_fn, model, optimizer, names, backend, entries, blocks, X, y):
+        pyfunc = _python_function(loss_fn)
+        flat = flat_function(pyfunc, [model, None, None], backend)
+        derived = flat.derived("value_and_grad", tuple(index for index, *_ in entries))
+        self.kernel = build_kernel(derived, flat_arguments([model, stand_in(X), stand_in(y)]), pyfunc.__name__)
+        self.model, self.optimizer, self.blocks = model, optimizer, blocks
+        self.trained = [param for _, _, param, _ in entries]
+        self.params = [p for _, p in model.named_parameters()]
+        self.buffers = [b for _, b in model.named_buffers()]
+        self.futures = []
+
+    def start(self, c):
+        self.futures = _persist(c, self.blocks)
+        self.lows = np.asarray(self.blocks.block_offsets)
+        self.highs = self.lows + np.asarray(self.blocks.block_sizes)
+        self.kernel_future = c.scatter(self.kernel, broadcast=True, hash=False)
+
+    def stop(self, c):
+        c.cancel(self.futures)
+
+    def run(self, c, batches, timeout):
+        losses = []
+        for batch in batches:
+            leaves = tuple([p._data for p in self.params] + self.buffers)
+            parts = []
+            for future, low, high in zip(self.futures, self.lows, self.highs):
+                local = batch[(batch >= low) & (batch < high)] - low
+                if len(local):
+                    parts.append(c.submit(_step_task, self.kernel_future, leaves, future, local, pure=False))
+            reduced = tree_reduce(parts, lambda fn, *group: c.submit(fn, *group, pure=False))
+            loss, grads = finish(reduced.result(timeout=timeout), "mean")
+            old = [p.grad for p in self.trained]
+            try:
+                for p, g in zip(self.trained, grads):
+                    p.grad = np.asarray(g, dtype=p.data.dtype)
+                self.optimizer.step()
+            finally:
+                for p, g in zip(self.trained, old):
+                    p.grad = g
+            advance(self.model)
+            losses.append(float(loss))
+        return losses
+
+
+class _LocalSGD:
+    """Per round of ``k`` minibatches: one task per group of blocks (on its worker) running ``k``
+    compiled training steps, then the row-weighted average of parameters and optimizer state."""
+
+    def __init__(self, loss_fn, model, optimizer, names, backend, entries, blocks, X, y):
+        self.program = _Program("train_step", loss_fn, model, optimizer, names)
+        example = self.program.arguments((stand_in(X), stand_in(y)))
+        self.kernel = build_kernel(self.program.program, example, _python_function(loss_fn).__name__)
+        self.model, self.optimizer, self.blocks = model, optimizer, blocks
+        self.params = self.program.params
+        self.buffers = self.program.buffers
+        counter_ids = {id(counter) for _, counter in step_counters(model)}
+        self.counters = [len(self.params) + k for k, b in enumerate(self.buffers) if id(b) in counter_ids]
+        self.futures = []
+
+    def start(self, c):
+        workers = sorted(c.scheduler_info()["workers"])
+        if not workers:
+            raise CallError("adcompile.dask.fit: the cluster has no workers")
+        self.group_of = _split_groups(self.blocks.block_sizes, len(workers))
+        self.n_groups = len(set(self.group_of))
+        self.addresses = [workers[g] for g in range(self.n_groups)]
+        self.futures = _persist(c, self.blocks, [self.addresses[g] for g in self.group_of])
+        self.kernel_future = c.scatter(self.kernel, broadcast=True, hash=False)
+        offsets = np.asarray(self.blocks.block_offsets)
+        self.members = [[i for i, g in enumerate(self.group_of) if g == group] for group in range(self.n_groups)]
+        self.lows = offsets
+        self.highs = offsets + np.asarray(self.blocks.block_sizes)
+
+    def stop(self, c):
+        c.cancel(self.futures)
+
+    def _plan(self, members, batch):
+        """(per block local indices, permutation to minibatch order) of the group's rows of ``batch``."""
+        low, high = self.lows[members[0]], self.highs[members[-1]]
+        mine = batch[(batch >= low) & (batch < high)]
+        if not len(mine):
+            return None
+        block = np.searchsorted(self.highs[members], mine, side="right")  # index among the members
+        locals_ = [mine[block == j] - self.lows[i] for j, i in enumerate(members)]
+        return locals_, np.argsort(np.argsort(block, kind="stable"), kind="stable")
+
+    def run(self, c, batches, timeout):
+        state = self.program.plan.state_values()
+        hypers = self.optimizer.group_hypers()
+        leaves = [p._data for p in self.params] + self.buffers
+        [shared] = c.scatter([(leaves, state, hypers)], broadcast=True, hash=False)
+        parts = []
+        for members, address in zip(self.members, self.addresses):
+            steps = [self._plan(members, batch) for batch in batches]
+            if all(step is None for step in steps):
+                continue
+            parts.append(c.submit(_local_round, self.kernel_future, shared, [self.futures[i] for i in members],
+                                  steps, self.counters, workers=[address], allow_other_workers=True, pure=False))
+        reduced = tree_reduce(parts, lambda fn, *group: c.submit(fn, *group, pure=False))
+        rows, _, arrays = reduced.result(timeout=timeout)
+        *averaged, loss_sums, counts = arrays
+        n_params = len(self.params)
+        for p, value in zip(self.params, averaged[:n_params]):
+            p._data[...] = value / rows
+        n_state = len(self.optimizer.state_names) + 1
+        for k, (array, value) in enumerate(zip(state, averaged[n_params + len(self.buffers):])):
+            if k % n_state == n_state - 1:
+                array += len(batches)  # the step count: the global number of steps, as in fit
+            else:
+                array[...] = value / rows
+        for _ in batches:
+            advance(self.model)
+        return list(loss_sums / counts)
