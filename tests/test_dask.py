@@ -334,6 +334,37 @@ def test_fit_on_two_workers_reaches_the_single_machine_accuracy(digits, single_m
     assert len(opt.state) == len(list(model.parameters()))  # the optimizer's state was updated in place
 
 
+def test_fit_broadcasts_the_parameters_once_per_step(client, digits, monkeypatch):
+    """Each step scatters the parameters once with broadcast=True and every block task gets that
+    future, not the arrays; the epoch loss and parameters are still fit's."""
+    X, y, _, _ = digits
+    scatters, tasks = [], []
+    scatter, submit = client.scatter, client.submit
+
+    def counting_scatter(data, *args, **kwargs):
+        scatters.append(kwargs.get("broadcast"))
+        return scatter(data, *args, **kwargs)
+
+    def recording_submit(fn, *args, **kwargs):
+        if getattr(fn, "__name__", "") == "_step_task":
+            tasks.append(args[1])
+        return submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(client, "scatter", counting_scatter)
+    monkeypatch.setattr(client, "submit", recording_submit)
+    model, opt = digits_model()
+    history = bounded(adask.fit, digits_loss, model, opt, *digits_blocks(digits), epochs=1, batch_size=350,
+                      client=client, timeout=TIMEOUT)
+    monkeypatch.undo()
+    steps = -(-len(X) // 350)
+    assert scatters == [True] * (1 + steps)  # the compiled kernel once, then the parameters per step
+    assert len(tasks) >= steps and all(isinstance(t, distributed.Future) for t in tasks)
+    reference, reference_opt = digits_model()
+    expected = adcompile.fit(digits_loss, reference, reference_opt, X, y, epochs=1, batch_size=350, progress=False)
+    close(history, expected, rtol=1e-10)
+    close(dict(model.named_parameters()), dict(reference.named_parameters()), rtol=1e-9)
+
+
 def test_local_sgd_with_one_step_per_round_equals_the_synchronous_path(client, digits, synchronous_two_workers):
     """Local SGD's machinery (a learner per worker, averaging weighted by rows) with k = 1: for
     SGD with momentum the update is linear in the gradient, so the average of the learners'

@@ -10,6 +10,8 @@ rows; the partial results are weighted by their row counts and tree-reduced on t
 the client gets the minibatch's mean loss and gradient, and the optimizer updates the
 parameters once. Because the minibatch gradient is exact (only the order of additions
 differs), the parameters equal ``adcompile.fit``'s up to rounding, for any number of workers.
+The parameters are broadcast to the workers once per step (``client.scatter(...,
+broadcast=True)``) and the block tasks receive their future.
 
 ``sync_every=k > 1`` (local SGD with averaging, an approximation): the blocks are split into
 one group of consecutive blocks per worker (balanced by rows); each group is a local learner
@@ -176,11 +178,13 @@ class _Synchronous:
         losses = []
         for batch in batches:
             leaves = tuple([p._data for p in self.params] + self.buffers)
+            # sent once to every worker (not once per block task); the tasks get the future
+            [shared] = c.scatter([leaves], broadcast=True, hash=False)
             parts = []
             for future, low, high in zip(self.futures, self.lows, self.highs):
                 local = batch[(batch >= low) & (batch < high)] - low
                 if len(local):
-                    parts.append(c.submit(_step_task, self.kernel_future, leaves, future, local, pure=False))
+                    parts.append(c.submit(_step_task, self.kernel_future, shared, future, local, pure=False))
             reduced = tree_reduce(parts, lambda fn, *group: c.submit(fn, *group, pure=False))
             loss, grads = finish(reduced.result(timeout=timeout), "mean")
             old = [p.grad for p in self.trained]
