@@ -41,6 +41,7 @@ def make_layers():
     erf = np.vectorize(__import__("math").erf)
     cases = {
         "Linear": (nn.Linear(6, 3), x2, lambda m, x: x @ m.weight.data.T + m.bias.data),
+        "Linear_vector": (nn.Linear(6, 3), x2[0], lambda m, x: m.weight.data @ x + m.bias.data),
         "ReLU": (nn.ReLU(), x2, lambda m, x: np.maximum(x, 0)),
         "Tanh": (nn.Tanh(), x2, lambda m, x: np.tanh(x)),
         "Sigmoid": (nn.Sigmoid(), x2, lambda m, x: sigmoid(x)),
