@@ -395,6 +395,52 @@ def test_local_sgd_on_two_workers_reaches_the_single_machine_accuracy(client, di
     assert all(float(opt.state[p]["step"][0]) == steps for p in model.parameters())
 
 
+def dropout_model():
+    adcompile.init.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 32), nn.Tanh(), nn.Dropout(0.3, seed=5), nn.Linear(32, 10))
+    model.compile("python")
+    return model, adcompile.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
+
+
+@pytest.fixture(scope="module")
+def dropout_single_machine(digits):
+    X, y, _, _ = digits
+    model, opt = dropout_model()
+    history = adcompile.fit(digits_loss, model, opt, X, y, epochs=2, batch_size=100, progress=False)
+    return model, history
+
+
+@pytest.mark.parametrize("local", [False, True], ids=["synchronous", "local-k1"])
+def test_fit_with_dropout_draws_fits_masks_for_every_block(client, digits, dropout_single_machine, local):
+    """Each block (uneven blocks, two workers) draws for its rows the Dropout mask adcompile.fit
+    draws for them in the whole minibatch: the synchronous path gives fit's epoch losses and
+    parameters, and so does local SGD with one step per round (SGD's update is linear)."""
+    from adcompile.dask import training
+    X, y, _, _ = digits
+    model, opt = dropout_model()
+    chunks = (310, 90, 500, 500)
+    history = bounded(training._fit, digits_loss, model, opt, da.from_array(X, chunks=(chunks, -1)),
+                      da.from_array(y, chunks=(chunks,)), 2, 100, client, 1, local, True, 0, (), 0, TIMEOUT)
+    reference, reference_history = dropout_single_machine
+    close(history, reference_history, rtol=1e-10)
+    close(dict(model.named_parameters()), dict(reference.named_parameters()), rtol=1e-9)
+    close(dict(model.named_buffers()), dict(reference.named_buffers()), rtol=0)  # the streams advanced alike
+
+
+def test_local_sgd_with_dropout_is_reproducible(client, digits, dropout_single_machine):
+    X, y, _, _ = digits
+    runs = []
+    for _ in range(2):
+        model, opt = dropout_model()
+        history = bounded(adask.fit, digits_loss, model, opt, *digits_blocks(digits), epochs=2, batch_size=100,
+                          client=client, sync_every=3, timeout=TIMEOUT)
+        runs.append((history, dict(model.named_parameters())))
+    close(runs[0][0], runs[1][0], rtol=0)
+    close(runs[0][1], runs[1][1], rtol=0)
+    reference, _ = dropout_single_machine
+    assert not np.allclose(runs[0][1]["0.weight"], reference[0].weight.data, rtol=1e-6, atol=0)  # approximate
+
+
 @pytest.mark.parametrize("sync_every", [1, 5])
 def test_fit_with_client_none_on_one_worker_gives_the_parameters_of_fit(digits, single_machine, monkeypatch,
                                                                          sync_every):

@@ -30,23 +30,29 @@ from ..training import (_backend, _batch_names, _check_model, _Program, _python_
                         batch_order)
 from .blocks import RowBlocks, stand_in
 from .cluster import client_for
+from .dropout import leaves as shadow_leaves, shadow
 from .kernel import build_kernel
 from .reduction import finish, tree_reduce, weighted
 
 
-def _step_task(kernel, leaves, block, local):
-    """On a worker: loss and gradient of the rows ``local`` of one block, weighted by their count."""
+def _step_task(kernel, leaves, block, local, slots, positions):
+    """On a worker: loss and gradient of the rows ``local`` of one block, weighted by their count
+    (``positions``: their places in the minibatch, for the Dropout layers' ``rows`` slots)."""
     X, y = block
-    result = kernel(list(leaves) + [X[local], y[local]])
+    leaves = list(leaves)
+    for k in slots:
+        leaves[k] = positions
+    result = kernel(leaves + [X[local], y[local]])
     return weighted(len(local), result[0], result[1:], "mean")
 
 
-def _local_round(kernel, shared, blocks, steps, counters):
+def _local_round(kernel, shared, blocks, steps, counters, slots, n_params):
     """On a worker: one group's ``k`` local training steps from the common ``shared`` =
     (leaves, optimizer state arrays, group hyperparameters); ``steps`` lists per step None (no
     rows of that minibatch here) or (per block local row indices, the permutation putting the
-    concatenated rows in minibatch order). Returns (rows, None, row-weighted leaves and state,
-    per-step row-weighted loss sums and per-step row counts) for ``combine``."""
+    concatenated rows in minibatch order, their positions in the minibatch for the Dropout
+    layers' ``rows`` slots). Returns (rows, None, row-weighted parameters and state, per-step
+    row-weighted loss sums and per-step row counts) for ``combine``."""
     leaves, state, hypers = shared
     leaves = [np.array(a) for a in leaves]  # the program updates them in place: never the shared copies
     state = [np.array(a) for a in state]
@@ -56,13 +62,15 @@ def _local_round(kernel, shared, blocks, steps, counters):
             for k in counters:  # the Dropout streams advance with the global step count
                 leaves[k] += 1
             continue
-        locals_, order = step
+        locals_, order, positions = step
+        for k in slots:
+            leaves[k] = positions
         X = np.concatenate([block[0][local] for block, local in zip(blocks, locals_)])[order]
         y = np.concatenate([block[1][local] for block, local in zip(blocks, locals_)])[order]
         losses[s] = len(order) * float(kernel(leaves + [X, y] + state + list(hypers))[0])
         counts[s] = len(order)
     rows = int(counts.sum())
-    return rows, None, tuple(rows * a for a in leaves + state) + (losses, counts)
+    return rows, None, tuple(rows * a for a in leaves[:n_params] + state) + (losses, counts)
 
 
 def _persist(client, blocks, groups=None):
@@ -156,13 +164,12 @@ class _Synchronous:
 
     def __init__(self, loss_fn, model, optimizer, names, backend, entries, blocks, X, y):
         pyfunc = _python_function(loss_fn)
-        flat = flat_function(pyfunc, [model, None, None], backend)
+        self.shadow, self.slots = shadow(model)  # Dropout layers that draw fit's masks for a block's rows
+        flat = flat_function(pyfunc, [self.shadow, None, None], backend)
         derived = flat.derived("value_and_grad", tuple(index for index, *_ in entries))
-        self.kernel = build_kernel(derived, flat_arguments([model, stand_in(X), stand_in(y)]), pyfunc.__name__)
+        self.kernel = build_kernel(derived, flat_arguments([self.shadow, stand_in(X), stand_in(y)]), pyfunc.__name__)
         self.model, self.optimizer, self.blocks = model, optimizer, blocks
         self.trained = [param for _, _, param, _ in entries]
-        self.params = [p for _, p in model.named_parameters()]
-        self.buffers = [b for _, b in model.named_buffers()]
         self.futures = []
 
     def start(self, c):
@@ -177,14 +184,16 @@ class _Synchronous:
     def run(self, c, batches, timeout):
         losses = []
         for batch in batches:
-            leaves = tuple([p._data for p in self.params] + self.buffers)
+            leaves = tuple(shadow_leaves(self.model, self.shadow, self.slots))
             # sent once to every worker (not once per block task); the tasks get the future
             [shared] = c.scatter([leaves], broadcast=True, hash=False)
             parts = []
             for future, low, high in zip(self.futures, self.lows, self.highs):
-                local = batch[(batch >= low) & (batch < high)] - low
-                if len(local):
-                    parts.append(c.submit(_step_task, self.kernel_future, shared, future, local, pure=False))
+                mask = (batch >= low) & (batch < high)
+                if mask.any():
+                    positions = np.nonzero(mask)[0] if self.slots else None
+                    parts.append(c.submit(_step_task, self.kernel_future, shared, future, batch[mask] - low,
+                                          self.slots, positions, pure=False))
             reduced = tree_reduce(parts, lambda fn, *group: c.submit(fn, *group, pure=False))
             loss, grads = finish(reduced.result(timeout=timeout), "mean")
             old = [p.grad for p in self.trained]
@@ -205,13 +214,14 @@ class _LocalSGD:
     compiled training steps, then the row-weighted average of parameters and optimizer state."""
 
     def __init__(self, loss_fn, model, optimizer, names, backend, entries, blocks, X, y):
-        self.program = _Program("train_step", loss_fn, model, optimizer, names)
+        self.shadow, self.slots = shadow(model)  # Dropout layers that draw fit's masks for a group's rows
+        self.program = _Program("train_step", loss_fn, self.shadow, optimizer, names)
         example = self.program.arguments((stand_in(X), stand_in(y)))
         self.kernel = build_kernel(self.program.program, example, _python_function(loss_fn).__name__)
         self.model, self.optimizer, self.blocks = model, optimizer, blocks
         self.params = self.program.params
         self.buffers = self.program.buffers
-        counter_ids = {id(counter) for _, counter in step_counters(model)}
+        counter_ids = {id(counter) for _, counter in step_counters(self.shadow)}
         self.counters = [len(self.params) + k for k, b in enumerate(self.buffers) if id(b) in counter_ids]
         self.futures = []
 
@@ -235,17 +245,19 @@ class _LocalSGD:
     def _plan(self, members, batch):
         """(per block local indices, permutation to minibatch order) of the group's rows of ``batch``."""
         low, high = self.lows[members[0]], self.highs[members[-1]]
-        mine = batch[(batch >= low) & (batch < high)]
-        if not len(mine):
+        mask = (batch >= low) & (batch < high)
+        if not mask.any():
             return None
+        mine = batch[mask]
         block = np.searchsorted(self.highs[members], mine, side="right")  # index among the members
         locals_ = [mine[block == j] - self.lows[i] for j, i in enumerate(members)]
-        return locals_, np.argsort(np.argsort(block, kind="stable"), kind="stable")
+        positions = np.nonzero(mask)[0] if self.slots else None
+        return locals_, np.argsort(np.argsort(block, kind="stable"), kind="stable"), positions
 
     def run(self, c, batches, timeout):
         state = self.program.plan.state_values()
         hypers = self.optimizer.group_hypers()
-        leaves = [p._data for p in self.params] + self.buffers
+        leaves = shadow_leaves(self.model, self.shadow, self.slots)
         [shared] = c.scatter([(leaves, state, hypers)], broadcast=True, hash=False)
         parts = []
         for members, address in zip(self.members, self.addresses):
@@ -253,7 +265,8 @@ class _LocalSGD:
             if all(step is None for step in steps):
                 continue
             parts.append(c.submit(_local_round, self.kernel_future, shared, [self.futures[i] for i in members],
-                                  steps, self.counters, workers=[address], allow_other_workers=True, pure=False))
+                                  steps, self.counters, self.slots, len(self.params), workers=[address],
+                                  allow_other_workers=True, pure=False))
         reduced = tree_reduce(parts, lambda fn, *group: c.submit(fn, *group, pure=False))
         rows, _, arrays = reduced.result(timeout=timeout)
         *averaged, loss_sums, counts = arrays
@@ -261,7 +274,7 @@ class _LocalSGD:
         for p, value in zip(self.params, averaged[:n_params]):
             p._data[...] = value / rows
         n_state = len(self.optimizer.state_names) + 1
-        for k, (array, value) in enumerate(zip(state, averaged[n_params + len(self.buffers):])):
+        for k, (array, value) in enumerate(zip(state, averaged[n_params:])):
             if k % n_state == n_state - 1:
                 array += len(batches)  # the step count: the global number of steps, as in fit
             else:
