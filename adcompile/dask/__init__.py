@@ -3,7 +3,8 @@
 ``value_and_grad``, ``grad`` and ``hvp`` compute derivatives of a loss written for one block
 of rows over data sharded along axis 0 (dask arrays), running the compiled code on every block
 where it lives and tree-reducing the results; ``fit`` trains a Module by synchronous
-data-parallel minibatch SGD on a ``distributed`` cluster. See ``docs/dask.md``.
+data-parallel minibatch SGD on a ``distributed`` cluster (or, with ``sync_every=k``, by local SGD
+with averaging every ``k`` steps). See ``docs/dask.md``.
 """
 try:
     import dask  # noqa: F401
