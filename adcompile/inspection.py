@@ -5,11 +5,16 @@ Code is generated per argument signature (dtype and ndim of each argument). Give
 arguments, these functions answer for their signature; without them, for the last signature
 the function was called with -- or, for a derived function such as ``grad(f)``, the last one
 ``f`` (or any function it derives from) was called with.
+
+Example arguments may include Modules (``source(grad(loss), model, X, y)``): a call with them
+runs a flat function of the module's parameter and buffer arrays (``module_compile.py``), and
+that function's code is what these show.
 """
 import html
 from pathlib import Path
 
 from .errors import CallError
+from .module import Module
 
 
 def specialised(fn, what):
@@ -36,9 +41,20 @@ def last_signature(target):
 def signature_for(target, args, what="source", kwargs=None):
     """The signature of the call ``target(*args, **kwargs)`` -- keywords and defaults bound as
     the call binds them (``_Specialised.call_arguments``) -- or, given no arguments, the last
-    one called (see :func:`last_signature`)."""
+    one called (see :func:`last_signature`). Module arguments: see :func:`resolve`."""
+    return resolve(target, args, what, kwargs)[1]
+
+
+def resolve(target, args, what="source", kwargs=None):
+    """(the function whose generated code the call ``target(*args, **kwargs)`` runs, the
+    signature it runs with). That function is ``target`` itself, except when an argument is
+    a Module: then, as the call does (``module_compile.run_with_modules``), the same transforms
+    of the flat function of the module's arrays, with the flat arguments' signature."""
     if args or kwargs:
-        return target.signature(target.call_arguments(args, kwargs))
+        args = target.call_arguments(args, kwargs)
+        if any(isinstance(arg, Module) for arg in args):
+            target, args = _flat_target(target, args, what)
+        return target, target.signature(args)
     sig = last_signature(target)
     if sig is None:
         params = ", ".join(target.param_names)
@@ -47,10 +63,43 @@ def signature_for(target, args, what="source", kwargs=None):
             root = root.base
         called = f"{target.name} has not been called yet" if root is target else \
             f"neither {target.name} nor {root.name} has been called yet"
+        if _called_with_modules(root):
+            called += (" with arguments that are not Modules (a call with a Module runs a function of the "
+                       "module's arrays, compiled per model structure)")
         raise CallError(f"adcompile.{what}({target.name}): code is generated per argument signature "
                         f"and {called}; call one of them first, or pass example arguments: "
                         f"adcompile.{what}(fn, {params})")
-    return sig
+    return target, sig
+
+
+def _called_with_modules(root):
+    """Whether ``root`` (a compiled function) was called with a Module argument."""
+    from .module_compile import _flat_functions
+    pyfunc = getattr(root, "pyfunc", None)
+    return any(key[0] is pyfunc for key in list(_flat_functions))
+
+
+def _flat_target(target, args, what):
+    """(flat function, flat arguments) that a call of ``target`` with Module arguments runs."""
+    from .api import CompiledFunction, DerivedFunction
+    from .module_compile import FlatFunction, _flat_chain, _trainable_positions, flat_arguments, flat_function
+    root = target
+    while isinstance(root, DerivedFunction):
+        root = root.base
+    if isinstance(root, FlatFunction):  # the pullback of vjp with a Module: already flat
+        return target, flat_arguments(args)
+    if isinstance(target, CompiledFunction):
+        return flat_function(target.pyfunc, args, target.backend), flat_arguments(args)
+    target.check_arity(args)
+    # behind hessian(f, wrt=k) and jacobian(f, wrt=k): a vjp, or a jvp returning only tangents
+    if (target.kind == "vjp" or target.tangents_only) and any(isinstance(args[k], Module) for k in target.wrt):
+        k = next(k for k in target.wrt if isinstance(args[k], Module))
+        raise CallError(f"adcompile.{what}: the Hessian or Jacobian with respect to the Module argument "
+                        f"{target.param_names[k]!r} is assembled from one generated function per parameter; "
+                        f"inspect the gradient instead: adcompile.{what}(adcompile.grad(f, wrt={k}), "
+                        f"{', '.join(target.param_names)})")
+    flat, _ = _flat_chain(target, args, _trainable_positions(args))  # what the call runs
+    return flat, flat_arguments(args)
 
 
 def source(fn, /, *args, **kwargs):
@@ -70,8 +119,8 @@ def source(fn, /, *args, **kwargs):
     >>> "def cube_grad(x):" in text and "x ** 2" in text
     True
     """
-    target = specialised(fn, "source")
-    return target.specialization(signature_for(target, args, "source", kwargs))[1]
+    target, sig = resolve(specialised(fn, "source"), args, "source", kwargs)
+    return target.specialization(sig)[1]
 
 
 def ir(fn, /, *args, **kwargs):
@@ -88,8 +137,8 @@ def ir(fn, /, *args, **kwargs):
       return [_t:f8]
     """
     from .ir.printer import format_function
-    target = specialised(fn, "ir")
-    return format_function(target.ir(signature_for(target, args, "ir", kwargs)))
+    target, sig = resolve(specialised(fn, "ir"), args, "ir", kwargs)
+    return format_function(target.ir(sig))
 
 
 def source_path(fn, /, *args, **kwargs):
@@ -106,8 +155,8 @@ def source_path(fn, /, *args, **kwargs):
     >>> path.name.startswith("half_"), path.read_text() == adcompile.source(half, 1.0)
     (True, True)
     """
-    target = specialised(fn, "source_path")
-    compiled = target.specialization(signature_for(target, args, "source_path", kwargs))[2]
+    target, sig = resolve(specialised(fn, "source_path"), args, "source_path", kwargs)
+    compiled = target.specialization(sig)[2]
     return Path(getattr(compiled, "py_func", compiled).__code__.co_filename)
 
 

@@ -56,10 +56,9 @@ def ir_stages(fn, /, *args, **kwargs):
     ['parsed', 'grad(square): transformed', 'grad(square): dead code (round 1)', 'lowered']
     """
     from .codegen.python import generate
-    from .inspection import signature_for, specialised
+    from .inspection import resolve, specialised
     from .ir.printer import format_function
-    target = specialised(fn, "ir")
-    sig = signature_for(target, args, "ir", kwargs)
+    target, sig = resolve(specialised(fn, "ir"), args, "ir", kwargs)  # Module arguments: the flat function
     root = target
     while hasattr(root, "base"):
         root = root.base

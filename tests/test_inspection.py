@@ -93,6 +93,49 @@ def test_example_arguments_bind_keywords_and_defaults_as_a_call_does():
         f(scale=1.0)
 
 
+def squared_error(model, X, y):
+    return np.mean((model(X)[:, 0] - y) ** 2)
+
+
+def test_source_ir_and_source_path_of_a_function_of_a_module_show_the_code_a_call_runs():
+    model = adcompile.nn.Linear(3, 2)
+    model.weight.data[...] = [[0.5, -1.0, 2.0], [1.0, 1.0, 1.0]]
+    X = np.array([[1.0, 2.0, 3.0], [0.5, -0.5, 0.0], [2.0, 0.0, -1.0], [0.0, 1.0, 1.0]])
+    y = np.array([1.0, 0.0, -1.0, 2.0])
+    f = adcompile.compile(squared_error, backend="python")
+    g = adcompile.grad(f)
+    # the module is replaced by its parameter arrays, as a call compiles it
+    forward = adcompile.source(f, model, X, y)
+    assert "def squared_error(weight, bias, X, y):" in forward
+    text = adcompile.source(g, model, X, y)
+    assert "def squared_error_grad(weight, bias, X, y):" in text
+    assert text == adcompile.source(g, model, X, y=y) == adcompile.source_path(g, model, X, y).read_text()
+    assert adcompile.ir(g, model, X, y).startswith(
+        "def squared_error_grad(weight:f8[:,:], bias:f8[:], X:f8[:,:], y:f8[:]):")
+    assert [name for name, _ in ir_stages(g, model, X, y)][0] == "parsed"
+    # the shown code computes the call's gradient (the dict keyed like named_parameters())
+    namespace = {}
+    exec(text, namespace)
+    weight_grad, bias_grad = namespace["squared_error_grad"](model.weight.data, model.bias.data, X, y)
+    expected = g(model, X, y)
+    assert list(expected) == ["weight", "bias"]
+    np.testing.assert_allclose(weight_grad, expected["weight"], rtol=1e-12)
+    np.testing.assert_allclose(bias_grad, expected["bias"], rtol=1e-12)
+    # the pullback of vjp with a Module is the flat function already; its code takes the same arguments
+    _, pullback = adcompile.vjp(f, model, X, y)
+    assert "def squared_error_vjp(weight, bias, X, y, ct):" in adcompile.source(pullback, model, X, y)
+    # a Hessian with respect to y is one function; with respect to the Module it is one per parameter
+    assert "def squared_error_grad_jvp(weight, bias, X, y, dy):" in adcompile.source(
+        adcompile.hessian(f, wrt="y"), model, X, y)
+    with pytest.raises(CallError, match=r"with respect to the Module argument 'model' is assembled from one "
+                                        r"generated function per parameter.*adcompile.source\(adcompile.grad"):
+        adcompile.source(adcompile.hessian(f), model, X, y)
+    # without arguments: the calls so far had a Module, whose code is per model structure
+    with pytest.raises(CallError, match=r"has been called yet with arguments that are not Modules.*"
+                                        r"adcompile.source\(fn, model, X, y\)"):
+        adcompile.source(adcompile.grad(f))
+
+
 def test_source_rejects_what_is_not_an_adcompile_function():
     with pytest.raises(CallError, match="takes a function made by adcompile.compile"):
         adcompile.source(np.sin)
