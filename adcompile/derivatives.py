@@ -36,7 +36,15 @@ class MatrixFunction:
         self.__qualname__ = compute.__qualname__
         self.__doc__ = doc
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) != len(self.derived.param_names):  # as a call of the function binds them
+            root = self.derived
+            while getattr(root, "base", None) is not None:
+                root = root.base
+            try:
+                args = root.call_arguments(args, kwargs)
+            except CallError as error:
+                raise CallError(f"{self._title}: {error}") from None
         return self._compute(*args)
 
     def __repr__(self):
@@ -45,6 +53,16 @@ class MatrixFunction:
     def _repr_html_(self):
         from .inspection import html_display
         return html_display(self.derived, title=self._title)
+
+
+def _bind_primals(compiled, primals, tangents, what):
+    """``primals`` with defaults filled in as a call fills them: they may stop before arguments
+    that have defaults, which get the tangent None (not differentiated)."""
+    if len(primals) != len(tangents):
+        raise CallError(f"{what}: {len(primals)} primals but {len(tangents)} tangents (use None for "
+                        "arguments that are not differentiated)")
+    bound = compiled.call_arguments(primals)
+    return bound, tangents + (None,) * (len(bound) - len(primals))
 
 
 def _unit_tensors(shape, dtype):
@@ -60,7 +78,8 @@ def jvp(f, primals, tangents):
     """JAX-style forward mode: ``(f(*primals), J @ tangents)``.
 
     ``tangents`` has one entry per primal; use None for arguments that are not differentiated
-    (integer arguments must get None).
+    (integer arguments must get None). Arguments with defaults may be left out of ``primals``
+    (and ``tangents``): they take their defaults, as in a call, and are not differentiated.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -72,13 +91,10 @@ def jvp(f, primals, tangents):
     array([ 2., -2.])
     """
     compiled = as_compiled(f)
-    primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "jvp")
     if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
         from .module_compile import jvp_with_modules
-        return jvp_with_modules(f, primals, tangents)
-    if len(primals) != len(tangents):
-        raise CallError(f"jvp: {len(primals)} primals but {len(tangents)} tangents (use None for "
-                        "arguments that are not differentiated)")
+        return jvp_with_modules(compiled, primals, tangents)
     wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
     names = compiled.param_names
     extra = tuple(_tangent_like(tangents[k], primals[k], names[k]) for k in wrt)
@@ -95,7 +111,8 @@ def hvp(f, primals, tangents):
     """Hessian-vector product H @ v of scalar ``f`` without forming H (forward over reverse).
 
     ``tangents`` has one entry per primal (None where not differentiated); returns H·v for the
-    arguments that have tangents (a single array if only one, else a tuple).
+    arguments that have tangents (a single array if only one, else a tuple). Arguments with
+    defaults may be left out, as in ``jvp``.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -104,12 +121,13 @@ def hvp(f, primals, tangents):
     >>> adcompile.hvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))  # H = diag(6 x)
     array([6., 0.])
     """
-    primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    compiled = as_compiled(f)
+    primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "hvp")
     if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
         from .module_compile import hvp_with_modules
-        return hvp_with_modules(f, primals, tangents)
+        return hvp_with_modules(compiled, primals, tangents)
     wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
-    gradient = DerivedFunction(as_compiled(f), "grad", wrt)
+    gradient = DerivedFunction(compiled, "grad", wrt)
     _, result = jvp(gradient, primals, tangents)
     result = _as_tuple(result)
     return result[0] if len(wrt) == 1 else result
@@ -117,7 +135,8 @@ def hvp(f, primals, tangents):
 
 def hessian(f, wrt=0):
     """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``,
-    shape ``x.shape + x.shape`` (forward over reverse, one column per tangent).
+    shape ``x.shape + x.shape`` (forward over reverse, one column per tangent). The returned
+    function takes ``f``'s arguments as ``f`` does (keywords, defaults).
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -155,7 +174,8 @@ def hessian(f, wrt=0):
 def jacobian(f, wrt=0, mode="rev"):
     """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
     ``wrt``, shape ``out.shape + x.shape``. ``mode`` is "rev" (one vjp per output element)
-    or "fwd" (one jvp per input element).
+    or "fwd" (one jvp per input element). The returned function takes ``f``'s arguments as
+    ``f`` does (keywords, defaults).
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")

@@ -136,6 +136,39 @@ def test_source_ir_and_source_path_of_a_function_of_a_module_show_the_code_a_cal
         adcompile.source(adcompile.grad(f))
 
 
+def scaled_cubes(x, scale=2.0):
+    return scale * np.sum(x ** 3)
+
+
+def test_hessian_jacobian_jvp_and_hvp_bind_keywords_and_defaults_as_a_call_does():
+    f = adcompile.compile(scaled_cubes, backend="python")
+    x = np.array([1.0, -2.0])
+    hessian = adcompile.hessian(f)
+    expected = np.diag(6.0 * 2.0 * x)
+    np.testing.assert_allclose(hessian(x), expected, rtol=1e-12)
+    np.testing.assert_array_equal(hessian(x), hessian(x, 2.0))
+    np.testing.assert_array_equal(hessian(x, scale=3.0), hessian(x, 3.0))
+    np.testing.assert_array_equal(hessian(scale=2.0, x=x), hessian(x, 2.0))
+    gradient = adcompile.grad(f)
+    jacobians = [adcompile.jacobian(gradient), adcompile.jacobian(gradient, mode="fwd")]
+    for jacobian in jacobians:  # the Jacobian of the gradient is the Hessian
+        np.testing.assert_allclose(jacobian(x), expected, rtol=1e-12)
+        np.testing.assert_array_equal(jacobian(x, scale=3.0), jacobian(x, 3.0))
+    scale_jacobian = adcompile.jacobian(gradient, wrt="scale")
+    np.testing.assert_allclose(scale_jacobian(x), 3.0 * x ** 2, rtol=1e-12)
+    with pytest.raises(CallError, match=r"hessian\(scaled_cubes, wrt='x'\): scaled_cubes\(\) takes 2 arguments \(x, scale\): missing a required"):
+        hessian(scale=1.0)
+    # jvp and hvp: primals may stop before arguments with defaults (not differentiated)
+    v = np.array([1.0, 0.5])
+    out, tangent = adcompile.jvp(f, (x,), (v,))
+    assert (out, tangent) == adcompile.jvp(f, (x, 2.0), (v, None))
+    assert tangent == pytest.approx(2.0 * np.sum(3.0 * x ** 2 * v))
+    np.testing.assert_array_equal(adcompile.hvp(f, (x,), (v,)), adcompile.hvp(f, (x, 2.0), (v, None)))
+    np.testing.assert_allclose(adcompile.hvp(f, (x,), (v,)), expected @ v, rtol=1e-12)
+    with pytest.raises(CallError, match="jvp: 1 primals but 2 tangents"):
+        adcompile.jvp(f, (x,), (v, None))
+
+
 def test_source_rejects_what_is_not_an_adcompile_function():
     with pytest.raises(CallError, match="takes a function made by adcompile.compile"):
         adcompile.source(np.sin)
