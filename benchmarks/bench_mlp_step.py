@@ -2,15 +2,25 @@
 ``adcompile.train_step`` (forward, backward and update in one numba call) against the
 PyTorch-style loop in adcompile (``backward`` + ``step``), a hand-written numpy step, and
 PyTorch's ``optim.SGD`` step if torch is installed. Median of repeated calls, compilation
-excluded. Run: ``python benchmarks/bench_mlp_step.py``."""
+excluded; the minimum is printed too (on a shared machine it is the steadier figure). Run:
+``python benchmarks/bench_mlp_step.py [--threads N]`` (N BLAS threads for numpy, numba and
+torch alike; default: the libraries' defaults, torch 2)."""
+import os
 import statistics
+import sys
 import time
 
-import numpy as np
+THREADS = None
+if "--threads" in sys.argv:  # before numpy is imported: BLAS reads these at load time
+    THREADS = int(sys.argv[sys.argv.index("--threads") + 1])
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[variable] = str(THREADS)
 
-import adcompile
-from adcompile import nn
-import adcompile.nn.functional as F
+import numpy as np  # noqa: E402
+
+import adcompile  # noqa: E402
+from adcompile import nn  # noqa: E402
+import adcompile.nn.functional as F  # noqa: E402
 
 BATCH, SIZES, LR, REPEATS = 128, (784, 256, 10), 0.01, 200
 
@@ -29,15 +39,19 @@ def loss_fn(model, x, y):
     return F.cross_entropy(model(x), y)
 
 
-def median_time(step, repeats=REPEATS):
+def interleaved_times(steps, repeats=REPEATS):
+    """(median, minimum) per step over ``repeats`` rounds that call each step once in turn,
+    after 5 warm-up rounds: on a shared machine every variant sees the same load."""
     for _ in range(5):
-        step()
-    times = []
+        for step in steps.values():
+            step()
+    times = {name: [] for name in steps}
     for _ in range(repeats):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, step in steps.items():
+            start = time.perf_counter()
+            step()
+            times[name].append(time.perf_counter() - start)
+    return {name: (statistics.median(values), min(values)) for name, values in times.items()}
 
 
 def numpy_step(params, x, y):
@@ -70,21 +84,24 @@ def main():
     model = MLP()
     optimizer = adcompile.optim.SGD(model.parameters(), lr=LR)
     step = adcompile.train_step(loss_fn, model, optimizer)
-    results = {"adcompile.train_step": median_time(lambda: step(x, y))}
+    steps = {"adcompile.train_step": lambda: step(x, y)}
+    adcompile.init.manual_seed(0)
+    loop_model = MLP()
+    loop_optimizer = adcompile.optim.SGD(loop_model.parameters(), lr=LR)
 
     def loop_step():
-        optimizer.zero_grad()
-        adcompile.backward(loss_fn, model, x, y)
-        optimizer.step()
-    results["adcompile backward + step"] = median_time(loop_step)
+        loop_optimizer.zero_grad()
+        adcompile.backward(loss_fn, loop_model, x, y)
+        loop_optimizer.step()
+    steps["adcompile backward + step"] = loop_step
     params = [p.data.copy() for p in model.parameters()]
-    results["hand-written numpy"] = median_time(lambda: numpy_step(params, x, y))
+    steps["hand-written numpy"] = lambda: numpy_step(params, x, y)
     try:
         import torch
     except ImportError:
         torch = None
     if torch is not None:
-        torch.set_num_threads(2)
+        torch.set_num_threads(THREADS or 2)
         net = torch.nn.Sequential(torch.nn.Linear(*SIZES[:2]), torch.nn.ReLU(), torch.nn.Linear(*SIZES[1:])).double()
         opt = torch.optim.SGD(net.parameters(), lr=LR)
         tx, ty = torch.tensor(x), torch.tensor(y)
@@ -94,11 +111,15 @@ def main():
             loss = torch.nn.functional.cross_entropy(net(tx), ty)
             loss.backward()
             opt.step()
-        results[f"PyTorch {torch.__version__} (optim.SGD)"] = median_time(torch_step)
-    base = results["adcompile.train_step"]
-    print(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float64, SGD step (median of {REPEATS}):")
-    for name, seconds in results.items():
-        print(f"  {name:32s} {seconds * 1e3:7.3f} ms   ({seconds / base:.2f}x train_step)")
+        steps[f"PyTorch {torch.__version__} (optim.SGD)"] = torch_step
+    results = interleaved_times(steps)
+    base = results["adcompile.train_step"][0]
+    threads = f"{THREADS} BLAS thread(s)" if THREADS else "default threads"
+    print(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float64, SGD step, {threads} "
+          f"(median and minimum of {REPEATS} interleaved rounds):")
+    for name, (median, minimum) in results.items():
+        print(f"  {name:32s} {median * 1e3:7.3f} ms   min {minimum * 1e3:7.3f} ms   "
+              f"({median / base:.2f}x train_step)")
     return results
 
 
