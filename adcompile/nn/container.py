@@ -78,7 +78,16 @@ class Sequential(_ModuleSequence):
 
 
 class ModuleList(_ModuleSequence):
-    """A list of modules whose parameters are registered (``layers.0.weight``, ...)."""
+    """A list of modules whose parameters are registered (``layers.0.weight``, ...).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> layers = nn.ModuleList([nn.Linear(2, 3), nn.Linear(3, 1)])
+    >>> [name for name, _ in layers.named_parameters()]
+    ['0.weight', '0.bias', '1.weight', '1.bias']
+    >>> len(layers), layers[1].out_features
+    (2, 1)
+    """
 
     def __init__(self, modules=None):
         super().__init__()

@@ -37,6 +37,17 @@ class _ConvNd(Module):
 
 
 class Conv1d(_ConvNd):
+    """1-d convolution (cross-correlation, as PyTorch's): input (N, C_in, L) -> (N, C_out, L_out).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> conv = nn.Conv1d(2, 4, kernel_size=3).compile("python")
+    >>> conv.weight.shape
+    (4, 2, 3)
+    >>> conv(np.ones((5, 2, 10))).shape
+    (5, 4, 8)
+    """
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True, dtype=np.float64,
                  generator=None):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, bias, dtype, generator, 1)
@@ -46,6 +57,15 @@ class Conv1d(_ConvNd):
 
 
 class Conv2d(_ConvNd):
+    """2-d convolution (cross-correlation, as PyTorch's): input (N, C_in, H, W) -> (N, C_out, H_out, W_out).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> conv = nn.Conv2d(1, 3, kernel_size=3, padding=1).compile("python")
+    >>> conv(np.ones((2, 1, 8, 8))).shape
+    (2, 3, 8, 8)
+    """
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True, dtype=np.float64,
                  generator=None):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, bias, dtype, generator, 2)

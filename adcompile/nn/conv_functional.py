@@ -83,7 +83,16 @@ def _pad2d(input, top, bottom, left, right, fill):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0):
-    """``input`` (N, C_in, L), ``weight`` (C_out, C_in, K) -> (N, C_out, L_out)."""
+    """``input`` (N, C_in, L), ``weight`` (C_out, C_in, K) -> (N, C_out, L_out).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile.nn import functional as F
+    >>> x = np.array([[[1.0, 2.0, 3.0, 4.0]]])  # N=1, C_in=1, L=4
+    >>> F.conv1d(x, np.array([[[1.0, -1.0]]]))  # x[i] - x[i + 1]
+    array([[[-1., -1., -1.]]])
+    >>> F.conv1d(x, np.ones((2, 1, 3)), padding=1).shape
+    (1, 2, 4)
+    """
     (s,) = _ntuple(stride, 1, "stride")
     (p,) = _conv_padding(padding, stride, 1)
     out_channels, k = weight.shape[0], weight.shape[2]
@@ -105,7 +114,17 @@ def conv1d(input, weight, bias=None, stride=1, padding=0):
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0):
-    """``input`` (N, C_in, H, W), ``weight`` (C_out, C_in, KH, KW) -> (N, C_out, H_out, W_out)."""
+    """``input`` (N, C_in, H, W), ``weight`` (C_out, C_in, KH, KW) -> (N, C_out, H_out, W_out).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile.nn import functional as F
+    >>> F.conv2d(np.ones((1, 1, 4, 4)), np.ones((2, 1, 3, 3)), bias=np.array([0.0, 1.0]))
+    array([[[[ 9.,  9.],
+             [ 9.,  9.]],
+    <BLANKLINE>
+            [[10., 10.],
+             [10., 10.]]]])
+    """
     sh, sw = _ntuple(stride, 2, "stride")
     ph, pw = _conv_padding(padding, stride, 2)
     out_channels, kh, kw = weight.shape[0], weight.shape[2], weight.shape[3]
@@ -131,7 +150,13 @@ def conv2d(input, weight, bias=None, stride=1, padding=0):
 
 def max_pool1d(input, kernel_size, stride=None, padding=0):
     """Maximum over windows of ``kernel_size`` (``stride`` None means ``kernel_size``); padding
-    adds -inf, so a window's maximum is over the input it covers."""
+    adds -inf, so a window's maximum is over the input it covers.
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile.nn import functional as F
+    >>> F.max_pool1d(np.array([[[1.0, 3.0, 2.0, 5.0, 4.0]]]), 2)
+    array([[[3., 5.]]])
+    """
     (k,) = _ntuple(kernel_size, 1, "kernel_size")
     (s,) = _pool_stride(stride, kernel_size, 1)
     (p,) = _pool_padding(padding, kernel_size, 1)
@@ -147,7 +172,13 @@ def max_pool1d(input, kernel_size, stride=None, padding=0):
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0):
     """Mean over windows of ``kernel_size``; padded zeros count in the mean (PyTorch's default
-    ``count_include_pad=True``)."""
+    ``count_include_pad=True``).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile.nn import functional as F
+    >>> F.avg_pool1d(np.array([[[1.0, 3.0, 2.0, 5.0]]]), 2)
+    array([[[2. , 3.5]]])
+    """
     (k,) = _ntuple(kernel_size, 1, "kernel_size")
     (s,) = _pool_stride(stride, kernel_size, 1)
     (p,) = _pool_padding(padding, kernel_size, 1)
@@ -162,6 +193,14 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0):
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0):
+    """Maximum over ``kernel_size`` windows of the last two axes (``stride`` None means ``kernel_size``).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile.nn import functional as F
+    >>> F.max_pool2d(np.arange(16.0).reshape(1, 1, 4, 4), 2)
+    array([[[[ 5.,  7.],
+             [13., 15.]]]])
+    """
     kh, kw = _ntuple(kernel_size, 2, "kernel_size")
     sh, sw = _pool_stride(stride, kernel_size, 2)
     ph, pw = _pool_padding(padding, kernel_size, 2)
@@ -178,6 +217,14 @@ def max_pool2d(input, kernel_size, stride=None, padding=0):
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0):
+    """Mean over ``kernel_size`` windows of the last two axes; padded zeros count in the mean.
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile.nn import functional as F
+    >>> F.avg_pool2d(np.arange(16.0).reshape(1, 1, 4, 4), 2)
+    array([[[[ 2.5,  4.5],
+             [10.5, 12.5]]]])
+    """
     kh, kw = _ntuple(kernel_size, 2, "kernel_size")
     sh, sw = _pool_stride(stride, kernel_size, 2)
     ph, pw = _pool_padding(padding, kernel_size, 2)

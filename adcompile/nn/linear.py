@@ -48,12 +48,26 @@ class Linear(Module):
 
 
 class Identity(Module):
+    """Returns its input unchanged (a placeholder layer).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> nn.Identity().compile("python")(np.array([1.0, 2.0]))
+    array([1., 2.])
+    """
+
     def forward(self, input):
         return input
 
 
 class Flatten(Module):
-    """Flatten all axes but the first (``start_dim=1``)."""
+    """Flatten all axes but the first (``start_dim=1``).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> nn.Flatten().compile("python")(np.ones((2, 3, 4))).shape
+    (2, 12)
+    """
 
     def forward(self, input):
         return F.flatten(input)

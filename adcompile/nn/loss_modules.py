@@ -12,11 +12,30 @@ class _Loss(Module):
 
 
 class MSELoss(_Loss):
+    """Mean squared error (``F.mse_loss``); ``reduction`` is "mean", "sum" or "none".
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> loss = nn.MSELoss().compile("python")
+    >>> float(loss(np.array([1.0, 2.0]), np.array([1.0, 4.0])))
+    2.0
+    >>> nn.MSELoss(reduction="none").compile("python")(np.array([1.0, 2.0]), np.array([1.0, 4.0]))
+    array([0., 4.])
+    """
+
     def forward(self, input, target):
         return losses.mse_loss(input, target, self.reduction)
 
 
 class L1Loss(_Loss):
+    """Mean absolute error (``F.l1_loss``); ``reduction`` is "mean", "sum" or "none".
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> float(nn.L1Loss().compile("python")(np.array([1.0, 2.0]), np.array([1.0, 4.0])))
+    1.0
+    """
+
     def forward(self, input, target):
         return losses.l1_loss(input, target, self.reduction)
 
@@ -36,15 +55,40 @@ class CrossEntropyLoss(_Loss):
 
 
 class NLLLoss(_Loss):
+    """Negative log-likelihood of log-probabilities ``input`` (N, C) at integer classes ``target`` (N,) (``F.nll_loss``).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> log_probs = np.log(np.array([[0.5, 0.5], [0.25, 0.75]]))
+    >>> round(float(nn.NLLLoss().compile("python")(log_probs, np.array([0, 1]))), 4)  # -(log 0.5 + log 0.75) / 2
+    0.4904
+    """
+
     def forward(self, input, target):
         return losses.nll_loss(input, target, self.reduction)
 
 
 class BCELoss(_Loss):
+    """Binary cross entropy of probabilities ``input`` and targets in [0, 1] (``F.binary_cross_entropy``).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> round(float(nn.BCELoss().compile("python")(np.array([0.5, 0.9]), np.array([1.0, 0.0]))), 4)
+    1.4979
+    """
+
     def forward(self, input, target):
         return losses.binary_cross_entropy(input, target, self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
+    """Binary cross entropy of logits ``input`` (the sigmoid applied stably; ``F.binary_cross_entropy_with_logits``).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> round(float(nn.BCEWithLogitsLoss().compile("python")(np.array([0.0, 2.0]), np.array([1.0, 0.0]))), 4)
+    1.41
+    """
+
     def forward(self, input, target):
         return losses.binary_cross_entropy_with_logits(input, target, self.reduction)

@@ -8,7 +8,14 @@ from . import functional as F
 
 class LayerNorm(Module):
     """``LayerNorm(6)`` normalises the last axis; ``LayerNorm((3, 4))`` the last two (weight and
-    bias of shape (3, 4))."""
+    bias of shape (3, 4)).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> norm = nn.LayerNorm(4).compile("python")  # weight ones, bias zeros
+    >>> norm(np.array([[1.0, 2.0, 3.0, 4.0]])).round(3)
+    array([[-1.342, -0.447,  0.447,  1.342]])
+    """
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=np.float64):
         super().__init__()

@@ -23,16 +23,41 @@ class _Pool(Module):
 
 
 class MaxPool1d(_Pool):
+    """Maximum over windows along the last axis (``F.max_pool1d``; ``stride`` defaults to ``kernel_size``).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> nn.MaxPool1d(2).compile("python")(np.array([[[1.0, 3.0, 2.0, 5.0]]]))
+    array([[[3., 5.]]])
+    """
+
     def forward(self, input):
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding)
 
 
 class AvgPool1d(_Pool):
+    """Mean over windows along the last axis (``F.avg_pool1d``; ``stride`` defaults to ``kernel_size``).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> nn.AvgPool1d(2).compile("python")(np.array([[[1.0, 3.0, 2.0, 5.0]]]))
+    array([[[2. , 3.5]]])
+    """
+
     def forward(self, input):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding)
 
 
 class MaxPool2d(_Pool):
+    """Maximum over windows of the last two axes (``F.max_pool2d``).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> nn.MaxPool2d(2).compile("python")(np.arange(16.0).reshape(1, 1, 4, 4))
+    array([[[[ 5.,  7.],
+             [13., 15.]]]])
+    """
+
     _dims = 2
 
     def forward(self, input):
@@ -40,6 +65,15 @@ class MaxPool2d(_Pool):
 
 
 class AvgPool2d(_Pool):
+    """Mean over windows of the last two axes (``F.avg_pool2d``).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> nn.AvgPool2d(2).compile("python")(np.arange(16.0).reshape(1, 1, 4, 4))
+    array([[[[ 2.5,  4.5],
+             [10.5, 12.5]]]])
+    """
+
     _dims = 2
 
     def forward(self, input):

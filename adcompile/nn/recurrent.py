@@ -32,7 +32,14 @@ class _Cell(Module):
 
 
 class RNNCell(_Cell):
-    """``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (``nonlinearity="relu"`` for ReLU)."""
+    """``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (``nonlinearity="relu"`` for ReLU).
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> cell = nn.RNNCell(3, 5).compile("python")
+    >>> cell(np.ones((2, 3)), np.zeros((2, 5))).shape
+    (2, 5)
+    """
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=np.float64, generator=None):
         super().__init__(input_size, hidden_size, 1, bias, dtype, generator)
@@ -46,7 +53,15 @@ class RNNCell(_Cell):
 
 
 class LSTMCell(_Cell):
-    """Gates ``i, f, g, o`` in that order; returns ``(h', c')``."""
+    """Gates ``i, f, g, o`` in that order; returns ``(h', c')``.
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> cell = nn.LSTMCell(3, 5).compile("python")
+    >>> h, c = cell(np.ones((2, 3)), np.zeros((2, 5)), np.zeros((2, 5)))
+    >>> h.shape, c.shape
+    ((2, 5), (2, 5))
+    """
 
     def __init__(self, input_size, hidden_size, bias=True, dtype=np.float64, generator=None):
         super().__init__(input_size, hidden_size, 4, bias, dtype, generator)
@@ -64,7 +79,14 @@ class LSTMCell(_Cell):
 
 
 class GRUCell(_Cell):
-    """Gates ``r, z, n`` in that order: ``h' = (1 - z) * n + z * h``."""
+    """Gates ``r, z, n`` in that order: ``h' = (1 - z) * n + z * h``.
+
+    >>> import numpy as np, adcompile
+    >>> from adcompile import nn
+    >>> cell = nn.GRUCell(3, 5).compile("python")
+    >>> cell(np.ones((2, 3)), np.zeros((2, 5))).shape
+    (2, 5)
+    """
 
     def __init__(self, input_size, hidden_size, bias=True, dtype=np.float64, generator=None):
         super().__init__(input_size, hidden_size, 3, bias, dtype, generator)

@@ -17,6 +17,18 @@ def adagrad_update(param, grad, state_sum, step, hyper, maximize):
 
 
 class Adagrad(Optimizer):
+    """Adagrad with PyTorch's ``torch.optim.Adagrad`` update (``lr_decay``, ``weight_decay``, ``initial_accumulator_value``).
+
+    >>> import numpy as np, adcompile
+    >>> w = adcompile.Parameter(np.array([1.0, -2.0]))
+    >>> opt = adcompile.optim.Adagrad([w], lr=0.5)
+    >>> opt.backend = "python"  # run the update as generated Python, without numba
+    >>> w.grad = np.array([2.0, -1.0])
+    >>> opt.step()
+    >>> w.data  # the first step moves each entry by lr
+    array([ 0.5, -1.5])
+    """
+
     update = staticmethod(adagrad_update)
     state_names = ("sum",)
     flag_names = ("maximize",)

@@ -69,7 +69,17 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay: ``param *= 1 - lr * weight_decay`` before the step."""
+    """Adam with decoupled weight decay: ``param *= 1 - lr * weight_decay`` before the step.
+
+    >>> import numpy as np, adcompile
+    >>> w = adcompile.Parameter(np.array([1.0, -2.0]))
+    >>> opt = adcompile.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> opt.backend = "python"  # run the update as generated Python, without numba
+    >>> w.grad = np.array([1.0, -1.0])
+    >>> opt.step()
+    >>> w.data  # (1 - lr * weight_decay) * w, then Adam's first step moves each entry by lr
+    array([ 0.85, -1.8 ])
+    """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,
                  maximize=False):

@@ -37,7 +37,18 @@ class LRScheduler:
 
 
 class StepLR(LRScheduler):
-    """``lr = base * gamma ** (epoch // step_size)``."""
+    """``lr = base * gamma ** (epoch // step_size)``.
+
+    >>> import numpy as np, adcompile
+    >>> opt = adcompile.optim.SGD([adcompile.Parameter(np.zeros(2))], lr=1.0)
+    >>> scheduler = adcompile.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    >>> rates = []
+    >>> for epoch in range(5):
+    ...     rates.append(opt.param_groups[0]["lr"])
+    ...     scheduler.step()  # after each epoch's optimizer steps
+    >>> rates
+    [1.0, 1.0, 0.5, 0.5, 0.25]
+    """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size, self.gamma = step_size, gamma
@@ -48,7 +59,15 @@ class StepLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
-    """``lr = base * gamma ** epoch``."""
+    """``lr = base * gamma ** epoch``.
+
+    >>> import numpy as np, adcompile
+    >>> opt = adcompile.optim.SGD([adcompile.Parameter(np.zeros(2))], lr=1.0)
+    >>> scheduler = adcompile.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> scheduler.step(); scheduler.step()
+    >>> scheduler.get_last_lr()
+    [0.25]
+    """
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
         self.gamma = gamma
@@ -59,7 +78,18 @@ class ExponentialLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
-    """``lr = eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``."""
+    """``lr = eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``.
+
+    >>> import numpy as np, adcompile
+    >>> opt = adcompile.optim.SGD([adcompile.Parameter(np.zeros(2))], lr=1.0)
+    >>> scheduler = adcompile.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
+    >>> rates = []
+    >>> for epoch in range(5):
+    ...     rates.append(round(opt.param_groups[0]["lr"], 4))
+    ...     scheduler.step()
+    >>> rates
+    [1.0, 0.8536, 0.5, 0.1464, 0.0]
+    """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         self.T_max, self.eta_min = T_max, eta_min

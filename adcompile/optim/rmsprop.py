@@ -25,6 +25,18 @@ def rmsprop_update(param, grad, square_avg, momentum_buffer, grad_avg, step, hyp
 
 
 class RMSprop(Optimizer):
+    """RMSprop with PyTorch's ``torch.optim.RMSprop`` update (``alpha`` the smoothing constant, optionally ``centered`` and with ``momentum``).
+
+    >>> import numpy as np, adcompile
+    >>> w = adcompile.Parameter(np.array([1.0, -2.0]))
+    >>> opt = adcompile.optim.RMSprop([w], lr=0.01)
+    >>> opt.backend = "python"  # run the update as generated Python, without numba
+    >>> w.grad = np.array([1.0, -1.0])
+    >>> opt.step()
+    >>> w.data.round(4)  # each entry moves by lr / sqrt(1 - alpha) = 0.1 on the first step
+    array([ 0.9, -1.9])
+    """
+
     update = staticmethod(rmsprop_update)
     state_names = ("square_avg", "momentum_buffer", "grad_avg")
     flag_names = ("centered", "maximize")
