@@ -140,6 +140,39 @@ def api():
     return "\n".join(parts)
 
 
+def _public(module, prefix):
+    """The public functions and classes of ``module`` defined in adcompile modules starting with
+    ``prefix`` (names it only imports are left out), in ``__all__`` order."""
+    names = getattr(module, "__all__", None) or [name for name in vars(module) if not name.startswith("_")]
+    return [(name, getattr(module, name)) for name in names
+            if (inspect.isfunction(getattr(module, name)) or inspect.isclass(getattr(module, name)))
+            and getattr(module, name).__module__.startswith(prefix)]
+
+
+def api_submodules():
+    """The layers and losses of adcompile.nn, nn.functional, init, the optimizers and schedulers."""
+    import adcompile
+    from adcompile.optim import lr_scheduler
+    groups = [("adcompile.nn", _public(adcompile.nn, "adcompile.nn")),
+              ("adcompile.nn.functional", _public(adcompile.nn.functional, "adcompile.nn")),
+              ("adcompile.init", _public(adcompile.init, "adcompile.init")),
+              ("adcompile.optim", [(name, getattr(adcompile.optim, name))
+                                   for name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")]),
+              ("adcompile.optim.lr_scheduler", [(name, getattr(lr_scheduler, name))
+                                                for name in ("StepLR", "ExponentialLR", "CosineAnnealingLR")])]
+    parts = []
+    for prefix, members in groups:
+        parts.append(f"### `{prefix}`\n")
+        for name, obj in members:
+            try:
+                signature = str(inspect.signature(obj))
+            except (TypeError, ValueError):
+                signature = ""
+            doc = inspect.getdoc(obj) or "(no docstring)"
+            parts.append(f"#### `{prefix}.{name}{signature}`\n\n{_doc_markdown(doc)}")
+    return "\n".join(parts)
+
+
 def _doc_markdown(doc):
     """A docstring as markdown: ``>>>`` examples fenced as pycon, the rest as text."""
     out, block = [], []
@@ -155,7 +188,7 @@ def _doc_markdown(doc):
 
 
 GENERATORS = {"rejected": rejected, "stages": stages, "cli_examples": cli_examples, "cli_help": cli_help,
-              "tanh_rule": tanh_rule, "api": api}
+              "tanh_rule": tanh_rule, "api": api, "api_submodules": api_submodules}
 
 
 def render(text):
