@@ -227,6 +227,24 @@ class Squared(adcompile.Function):
         return 2.0 * out / x * grad_output
 
 
+class Cubed(adcompile.Function):
+    @staticmethod
+    def forward(ctx, u):
+        ctx.save_for_backward(u)
+        return u ** 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        u, = ctx.saved_tensors
+        return 3.0 * u ** 2 * grad_output
+
+
+def custom_input_view_overwritten_by_its_output(A):
+    w = A.copy()
+    w[1:] = Cubed.apply(w[:3, :])  # the saved input (rows 0-2) is overwritten (rows 1-3)
+    return np.sum(w * A)
+
+
 def write_into_custom_output(x):
     u = Squared.apply(x)
     u[0] = 1.0
@@ -397,7 +415,7 @@ CASES = [
     (recurrent_rows, (W33, SEQ43)), (rows_in_place, (W33, SEQ43)),
     (rows_in_place_zero_trip, (W33, SEQ43)), (view_taken_in_branch, (X3,)),
     (view_taken_in_branch, (-X3,)), (result_read_through_alias_of_written, (X3,)),
-    (write_into_custom_output, (X3,)), (write_into_view_of_argument, (X3,)),
+    (write_into_custom_output, (X3,)), (custom_input_view_overwritten_by_its_output, (RNG.uniform(-1, 1, (4, 3)),)), (write_into_view_of_argument, (X3,)),
     (write_into_view_of_fresh_array, (X3,)), (write_into_alias, (X3,)),
     (helper_default_rebound_in_loop, (X3,)), (helper_int_default_widened, (X3,)),
     (broadcast_by_constant_operand, (X3,)), (broadcast_by_constant_matrix, (X3,)),

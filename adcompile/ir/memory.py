@@ -33,7 +33,7 @@ def memory_roots(body, params):
     changed = True
     while changed:
         changed = False
-        for stmt in walk(body, into_custom=False):
+        for stmt in walk(body):  # custom Function regions too: their saved inputs may be views
             if not isinstance(stmt, Assign) or stmt.target.type.ndim == 0:
                 continue
             source = stmt.args[0] if is_view(stmt) else None
