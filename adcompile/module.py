@@ -13,7 +13,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .errors import AdCompileError
-from .parameter import Parameter, structure_changed
+from .parameter import Parameter
 
 # Every change that compiled code of a module depends on gives the module, and every module
 # holding it (through ``_adcompile_parents``), a new number from this counter: a compiled call
@@ -89,7 +89,6 @@ class Module:
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_adcompile_parents", weakref.WeakSet())
         object.__setattr__(self, "_adcompile_version", next(_versions))
-        structure_changed()
 
     # ------------------------------------------------------------ registration
     def _registries(self, name):
@@ -124,7 +123,6 @@ class Module:
             object.__setattr__(self, name, value)
         if "_adcompile_parents" in self.__dict__:
             touch(self)
-        structure_changed()
 
     def _forget(self, name):
         for registry in (self._parameters, self._buffers, self._modules):
@@ -156,11 +154,9 @@ class Module:
             if name in registry:
                 _unlink(self, registry.pop(name))
                 touch(self)
-                structure_changed()
                 return
         object.__delattr__(self, name)
         touch(self)
-        structure_changed()
 
     def register_parameter(self, name, param):
         """Register ``param`` (a Parameter, or None for an absent optional parameter)."""
@@ -172,7 +168,6 @@ class Module:
         if param is not None:
             _link(self, param)
         touch(self)
-        structure_changed()
 
     def register_buffer(self, name, array, persistent=True):
         """Register ``array`` as state saved in ``state_dict`` (unless not ``persistent``) but not
@@ -183,7 +178,6 @@ class Module:
         if not persistent:
             self._non_persistent.add(name)
         touch(self)
-        structure_changed()
 
     def register_module(self, name, module):
         if module is not None and not isinstance(module, Module):
@@ -194,7 +188,6 @@ class Module:
         if module is not None:
             _link(self, module)
         touch(self)
-        structure_changed()
 
     add_module = register_module
 
@@ -260,7 +253,6 @@ class Module:
         for module in self.modules():
             object.__setattr__(module, "training", bool(mode))
             touch(module)
-        structure_changed()
         return self
 
     def eval(self):
@@ -300,7 +292,6 @@ class Module:
                 if buffer is not None and buffer.dtype.kind == "f":
                     module._buffers[name] = buffer.astype(dtype)
             touch(module)
-        structure_changed()
         return self
 
     def double(self):
@@ -335,7 +326,6 @@ class Module:
             raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
         object.__setattr__(self, "_adcompile_backend", backend)
         touch(self)
-        structure_changed()
         return self
 
     def forward(self, *args):

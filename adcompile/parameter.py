@@ -11,19 +11,6 @@ import numpy as np
 
 from .errors import AdCompileError
 
-# Bumped whenever something that compiled Module code depends on changes (a Parameter's
-# dtype or ndim, a Module attribute): compiled-call plans compare it to decide re-checking.
-_structure_version = [0]
-
-
-def structure_changed():
-    _structure_version[0] += 1
-
-
-def structure_version():
-    return _structure_version[0]
-
-
 class ParameterError(AdCompileError, TypeError):
     """A Parameter was given something that cannot be trained (integers, objects)."""
 
@@ -88,7 +75,6 @@ class Parameter:
         changed = array.ndim != self._data.ndim
         self._data = array
         if changed:
-            structure_changed()
             self._touch_owners()
 
     # numpy-like conveniences
@@ -115,7 +101,6 @@ class Parameter:
         changed = bool(value) != self._requires_grad
         self._requires_grad = bool(value)
         if changed:  # which gradients a compiled step computes depends on it
-            structure_changed()
             self._touch_owners()
 
     def requires_grad_(self, requires_grad=True):
