@@ -328,3 +328,17 @@ def test_sizes_computed_at_run_time_are_a_clear_compile_error():
 
     with pytest.raises(adcompile.AdCompileError, match="known when the function is compiled"):
         adcompile.compile(pool, backend="python")(np.ones((1, 1, 4)), 2)
+
+
+def test_functional_layer_norm_takes_an_int_or_a_tuple():
+    x = np.random.default_rng(8).normal(size=(2, 3, 4))
+
+    def norms(x):
+        return F.layer_norm(x, 4), F.layer_norm(x, (3, 4))
+
+    last, both = adcompile.compile(norms, backend="python")(x)
+    np.testing.assert_allclose(last, (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5),
+                               rtol=1e-12)
+    np.testing.assert_allclose(both, (x - x.mean((1, 2), keepdims=True))
+                               / np.sqrt(x.var((1, 2), keepdims=True) + 1e-5), rtol=1e-12)
+    np.testing.assert_allclose(F.layer_norm(x, 4), last, rtol=1e-15)  # eager numpy

@@ -23,6 +23,15 @@ def _is_matrix(ndim):
     return ndim == 2
 
 
+@static_function
+def _shape_tuple(shape):
+    """An int or a tuple of ints as a tuple (run when the function is compiled)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if not shape or not all(isinstance(n, int) and n > 0 for n in shape):
+        raise ValueError(f"normalized_shape must be a positive int or a non-empty tuple of them, not {shape}")
+    return shape
+
+
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``.
 
@@ -133,9 +142,9 @@ def log_softmax(input, dim=-1):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Normalise over the trailing axes ``normalized_shape`` (a tuple of ints, as PyTorch's: the
-    last ``len(normalized_shape)`` axes of ``input``), then scale by ``weight`` and shift by
-    ``bias`` (arrays of shape ``normalized_shape``).
+    """Normalise over the trailing axes ``normalized_shape`` (an int for the last axis, or a
+    tuple of ints, as PyTorch's: the last ``len(normalized_shape)`` axes of ``input``), then
+    scale by ``weight`` and shift by ``bias`` (arrays of shape ``normalized_shape``).
 
     >>> import numpy as np, adcompile
     >>> from adcompile.nn import functional as F
@@ -143,7 +152,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     array([[-1.342, -0.447,  0.447,  1.342]])
     """
     size = 1
-    for extent in normalized_shape:
+    for extent in _shape_tuple(normalized_shape):
         size = size * extent
     rows = input.reshape(input.size // size, size)
     mean = np.mean(rows, axis=-1, keepdims=True)
