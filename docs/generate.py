@@ -85,7 +85,7 @@ def _run_cli(*argv):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.chdir(ROOT):
         status = main(list(argv), out=out, err=err)
-    text = out.getvalue() + err.getvalue()
+    text = _relative(out.getvalue() + err.getvalue())  # the same text in any checkout
     return f"$ adcompile {' '.join(_quote(a) for a in argv)}\n{text}" + (f"(exit status {status})\n" if status else "")
 
 
