@@ -13,7 +13,8 @@ semantics would miss:
     y[0] = 1.0       # AdCompileError: 'y' may share memory with 'x'
 """
 from ..ir.memory import is_view, memory_roots
-from ..ir.nodes import Assign, For, SetItem, Var, While
+from ..frontend.indexing import items_with_atoms
+from ..ir.nodes import Assign, Const, For, SetItem, Var, While
 
 
 class VarInfo:
@@ -186,6 +187,17 @@ class _Positions:
                 return True
         return False
 
+    def rebound_in_iteration_before(self, var, stmt):
+        """Whether ``var`` is assigned before ``stmt`` on every path from the start of the
+        innermost loop around ``stmt`` (so no value from an earlier iteration reaches it)."""
+        loops = self.loops[id(stmt)]
+        if not loops:
+            return False
+        start, here = self.pos[loops[-1]], self.pos[id(stmt)]
+        around = self.enclosing_blocks[id(stmt)]
+        return any(start < self.pos[id(k)] < here and self.block_of[id(k)] in around
+                   for k in self.defs.get(var, []))
+
     def read_after(self, view, write, defs):
         """Whether a value of ``view`` made before ``write`` (at one of the positions ``defs``)
         may be read after it: later in the program, or in a later iteration of a loop around
@@ -214,6 +226,33 @@ class _Positions:
         return False
 
 
+def _same_atom(a, b):
+    return a is b or (isinstance(a, Const) and isinstance(b, Const) and a.value == b.value)
+
+
+def _same_items(items_a, items_b):
+    return len(items_a) == len(items_b) and all(
+        len(a) == len(b) and a[0] == b[0] and all(_same_atom(p, q) for p, q in zip(a[1:], b[1:]))
+        for a, b in zip(items_a, items_b))
+
+
+def _overlapping_value(write, memory, roots, positions):
+    """Whether the value ``write`` writes may be a view of the memory it writes into, other than
+    the very region written (``w[1:] = w[1:]``): a definition making it such a view reaches the
+    write (numpy then copies element by element, in an order of its own)."""
+    value = write.value
+    for d in positions.defs.get(value, []):
+        if (isinstance(d, Assign) and is_view(d) and roots.get(d.args[0], {d.args[0]}) & memory
+                and not (d.prim == "getitem" and d.args[0] is write.array
+                         and _same_items(items_with_atoms(d.params["items"], d.args), write.items))
+                and not positions.rebound_between(value, d, write)
+                and not (positions.pos[id(d)] > positions.pos[id(write)]  # from an earlier iteration
+                         and positions.rebound_in_iteration_before(value, write))):
+            return True
+    return False
+
+
+
 def check_shared_memory_writes(fn):
     """Raise AdCompileError at an in-place write whose effect the value semantics of the IR
     would miss: a write into an array (or a view or alias of one) while another variable
@@ -230,6 +269,14 @@ def check_shared_memory_writes(fn):
     for stmt in writes:
         array = stmt.array
         memory = roots.get(array, {array})  # the arrays whose memory the write changes
+        value = stmt.value
+        if (isinstance(value, Var) and value.type.ndim and value is not array
+                and _overlapping_value(stmt, memory, roots, positions)):
+            raise located(AdCompileError,
+                          f"cannot differentiate the in-place write into '{array.name}': the value "
+                          f"written is a view of the same memory, so numpy's result depends on the "
+                          f"order in which it copies the elements. Write a copy of the value "
+                          f"(append .copy() to it).", stmt.loc)
         for other, its_roots in sorted(roots.items(), key=lambda item: item[0].uid):
             if other is array or not its_roots & memory:
                 continue
