@@ -226,25 +226,30 @@ class _Positions:
         return False
 
 
-def _same_atom(a, b):
-    return a is b or (isinstance(a, Const) and isinstance(b, Const) and a.value == b.value)
+def _step(item):
+    step = item[3] if len(item) > 3 else None
+    return 1 if step is None else (step.value if isinstance(step, Const) else step)
 
 
-def _same_items(items_a, items_b):
+def _same_layout(items_a, items_b):
+    """Whether two basic indices select with the same kinds and steps on every axis (then
+    numpy copies an overlapping value exactly as if it were a copy; checked against numpy on
+    all pairs of common indices of 1-d and 2-d arrays)."""
     return len(items_a) == len(items_b) and all(
-        len(a) == len(b) and a[0] == b[0] and all(_same_atom(p, q) for p, q in zip(a[1:], b[1:]))
+        a[0] == b[0] and (a[0] != "slice" or _step(a) == _step(b) or _step(a) is _step(b))
         for a, b in zip(items_a, items_b))
 
 
 def _overlapping_value(write, memory, roots, positions):
-    """Whether the value ``write`` writes may be a view of the memory it writes into, other than
-    the very region written (``w[1:] = w[1:]``): a definition making it such a view reaches the
-    write (numpy then copies element by element, in an order of its own)."""
+    """Whether the value ``write`` writes may be a view of the memory it writes into, selected
+    with another layout (``w[:, 2] = w[1]``): numpy may then copy it element by element, in an
+    order of its own, which value semantics cannot follow. A view with the same layout
+    (``w[1:] = w[:-1]``) is copied by numpy as if it were a copy."""
     value = write.value
     for d in positions.defs.get(value, []):
         if (isinstance(d, Assign) and is_view(d) and roots.get(d.args[0], {d.args[0]}) & memory
                 and not (d.prim == "getitem" and d.args[0] is write.array
-                         and _same_items(items_with_atoms(d.params["items"], d.args), write.items))
+                         and _same_layout(items_with_atoms(d.params["items"], d.args), write.items))
                 and not positions.rebound_between(value, d, write)
                 and not (positions.pos[id(d)] > positions.pos[id(write)]  # from an earlier iteration
                          and positions.rebound_in_iteration_before(value, write))):
