@@ -272,6 +272,12 @@ def write_into_alias(x):
     return np.sum(t * t)
 
 
+def argument_updated_from_its_own_views(x):
+    x += np.dot(3 - x[-3:], -x[-3:])
+    u, v = (x, np)
+    return u @ u
+
+
 def row_into_column_copied(M):
     w = M.copy()
     w[:, 2] = w[1].copy()
@@ -446,7 +452,8 @@ CASES = [
     (recurrent_rows, (W33, SEQ43)), (rows_in_place, (W33, SEQ43)),
     (rows_in_place_zero_trip, (W33, SEQ43)), (view_taken_in_branch, (X3,)),
     (view_taken_in_branch, (-X3,)), (result_read_through_alias_of_written, (X3,)),
-    (write_into_custom_output, (X3,)), (row_into_column_copied, (W33,)), (shift_by_view_in_loop, (X4,)), (custom_input_view_overwritten_by_its_output, (RNG.uniform(-1, 1, (4, 3)),)), (write_into_view_of_argument, (X3,)),
+    (write_into_custom_output, (X3,)), (row_into_column_copied, (W33,)),
+    (argument_updated_from_its_own_views, (X4,)), (shift_by_view_in_loop, (X4,)), (custom_input_view_overwritten_by_its_output, (RNG.uniform(-1, 1, (4, 3)),)), (write_into_view_of_argument, (X3,)),
     (write_into_view_of_fresh_array, (X3,)), (write_into_alias, (X3,)),
     (helper_default_rebound_in_loop, (X3,)), (helper_int_default_widened, (X3,)),
     (broadcast_by_constant_operand, (X3,)), (broadcast_by_constant_matrix, (X3,)),

@@ -15,6 +15,7 @@ Temporaries that become plain copies of another value are then replaced by that 
 import operator
 
 from ..ir.builder import const
+from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Const, Var, walk
 from .uses import Uses, substitute_everywhere
 
@@ -97,9 +98,15 @@ def simplify(fn):
     uses = Uses(fn)
     definitions = {s.target: s for s in walk(fn.body) if isinstance(s, Assign) and uses.single_def(s.target)}
 
+    roots = memory_roots(fn.body, fn.params)
+    written_memory = sharing(uses.mutated, roots)
+
+    def unwritten(var):  # neither it nor memory it shares (a view's base) is written in place
+        return not sharing({var}, roots) & written_memory
+
     def stable(atom):  # assigned at most once and never written in place
         return not isinstance(atom, Var) or (
-            uses.defs.get(atom, 0) + (atom in uses.params) <= 1 and atom not in uses.mutated)
+            uses.defs.get(atom, 0) + (atom in uses.params) <= 1 and unwritten(atom))
     changed = False
     for stmt in walk(fn.body):
         if isinstance(stmt, Assign) and not stmt.inplace:
@@ -116,7 +123,7 @@ def simplify(fn):
                 and uses.single_def(stmt.target)):
             source = stmt.args[0]
             if isinstance(source, Const) or (uses.single_def(source) or source in uses.params) \
-                    and source not in uses.mutated and uses.defs.get(source, 0) <= 1:
+                    and unwritten(source) and uses.defs.get(source, 0) <= 1:
                 copies[stmt.target] = source
     if copies:
         substitute_everywhere(fn, copies)
