@@ -298,6 +298,20 @@ def shift_by_view_in_loop(x):
     return np.sum(w * x)
 
 
+def argument_written_through_alias_and_returned(A):
+    M = A
+    M[0] = 0.49
+    return A
+
+
+def test_returning_an_array_written_through_an_alias_is_rejected():
+    """Returning the argument reads it after the write through its alias (found by the fourth
+    10,000-program run: the vjp gave a cotangent to the overwritten row)."""
+    compiled = adcompile.compile(argument_written_through_alias_and_returned, backend="python")
+    with pytest.raises(adcompile.AdCompileError, match="may share memory with 'A', which is used after"):
+        adcompile.vjp(compiled, W33.copy())[1](np.ones((3, 3)))
+
+
 @pytest.mark.parametrize("fn, args", [(row_into_column_overlapping, (W33,))])
 def test_writing_a_view_of_the_same_memory_is_rejected(fn, args):
     """numpy copies such a value (another layout of the same memory) element by element in an

@@ -271,6 +271,7 @@ def check_shared_memory_writes(fn):
         return
     roots = memory_roots(fn.body, fn.params)
     positions = _Positions(fn.body)
+    results = {atom for atom in fn.results if isinstance(atom, Var)}  # read after every write
     for stmt in writes:
         array = stmt.array
         memory = roots.get(array, {array})  # the arrays whose memory the write changes
@@ -288,7 +289,8 @@ def check_shared_memory_writes(fn):
             defs = positions.sharing_defs(other, memory, roots, stmt)
             if other in fn.params and other in memory:
                 defs.append(ENTRY)
-            if positions.read_after(other, stmt, defs):
+            returned = other in results and any(d < positions.pos[id(stmt)] for d in defs)
+            if returned or positions.read_after(other, stmt, defs):
                 relation = (f"it may share memory with '{other.name}', which is used after the write"
                             if other in memory else
                             f"'{other.name}', which shares its memory, is used after the write")
