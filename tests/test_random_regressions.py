@@ -198,6 +198,38 @@ def f(b):
         kind='wrong:vjp-vs-fd',  # random-program seed 10673
         returns='array',
     ),
+    RegressionCase(
+        name="custom_function_output_written_in_loop",
+        source='''
+import numpy as np
+import adcompile
+
+class ScaledTanh(adcompile.Function):
+    @staticmethod
+    def forward(ctx, u, scale):
+        ctx.scale = scale
+        t = np.tanh(scale * u)
+        ctx.save_for_backward(t)
+        return t
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        t, = ctx.saved_tensors
+        return (grad_out * ctx.scale * (1.0 - t * t), None)
+
+def f(x, A):
+    for i in range(2):
+        M3 = ScaledTanh.apply(A[::-1], 0.52)
+        x = 0.5 * x + np.sin(np.sum(M3[:, 0]))
+        M3[0] = x[::2]
+    return np.sum(x)
+''',
+        args=(np.array([-0.27, -0.09, -0.71, -0.01]),
+              np.array([[0.50, -0.37], [0.08, -0.72], [-0.44, -0.10], [-0.08, 0.42]])),
+        # random-program seed 4006316, shrunk by hand: the backward put back M3[0] into the
+        # array M3 named last, not the one of the iteration being reversed
+        kind="wrong:grad-vs-fd",
+    ),
     # issue 8 item 2, the minimal reproductions of the loop-variable kind found above
     RegressionCase(
         name="issue8_item2_loop_variable_reused_after_break_loop",

@@ -52,21 +52,25 @@ def _no_cotangents(b, g, out, args, params, active):
     return [None] * len(args)
 
 
-def value_reads(stmt, reshaped=()):
+def value_reads(stmt, reshaped=(), write_targets=False):
     """The Vars whose values ``stmt`` itself reads (shape-only reads excluded, except of the
-    arrays in ``reshaped``, whose shape may change from one assignment to the next)."""
+    arrays in ``reshaped``, whose shape may change from one assignment to the next).
+    ``write_targets``: an array written into counts as read, for the backward sweep, whose
+    writes put back overwritten elements and need the variable bound to the same array as
+    in the forward sweep at that point."""
     atoms = list(stmt.reads())
     if isinstance(stmt, Assign) and stmt.prim in SHAPE_ONLY:
         skip = SHAPE_ONLY[stmt.prim]
         atoms = [a for k, a in enumerate(atoms) if k not in skip or a in reshaped]
-    if isinstance(stmt, (SetItem, AccumItem)):
+    if isinstance(stmt, (SetItem, AccumItem)) and not write_targets:
         atoms = [a for a in atoms if a is not stmt.array]  # writing into it
     return [a for a in atoms if isinstance(a, Var)]
 
 
 def primal_reads(block, primal_vars, reshaped=()):
-    """Primal Vars whose values ``block`` reads (see ``value_reads``)."""
-    return {a for stmt in walk(block) for a in value_reads(stmt, reshaped) if a in primal_vars}
+    """Primal Vars whose values the backward ``block`` reads (see ``value_reads``)."""
+    return {a for stmt in walk(block) for a in value_reads(stmt, reshaped, write_targets=True)
+            if a in primal_vars}
 
 
 def _exclusive(path_a, path_b):
@@ -518,7 +522,7 @@ class ReverseTransform:
         for s in chunk:
             inner = [s] if compound and isinstance(s, (If, For, While)) else walk([s])
             for t in inner:
-                for var in value_reads(t, self.reshaped):
+                for var in value_reads(t, self.reshaped, write_targets=True):
                     if var in self.primal_vars:
                         for read in self.memory_read(var):
                             self.read_sites.setdefault(read, set()).add(id(stmt))
