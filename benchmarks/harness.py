@@ -5,6 +5,7 @@ a peer): a forward call and a gradient call with the inputs already bound. ``mea
 that its results agree with adcompile's before timing anything, then times the median of
 repeated calls after warm-up calls (compilation excluded).
 """
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -12,9 +13,20 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+import adcompile
+
 # The builders a workload module may define, by implementation key; peers need their module.
 BUILDERS = (("adcompile", None), ("numpy", None), ("numba", None),
             ("jax", "jax"), ("torch", "torch"), ("autograd", "autograd"))
+
+
+# "python" runs adcompile's generated code without numba: CI's quick check of the suite.
+BACKEND_VARIABLE = "BENCH_ADCOMPILE_BACKEND"
+
+
+def compile_with_adcompile(function):
+    """``adcompile.compile(function)`` with the backend the run asked for (numba by default)."""
+    return adcompile.compile(function, backend=os.environ.get(BACKEND_VARIABLE, "numba"))
 
 
 class DisagreementError(AssertionError):

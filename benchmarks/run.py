@@ -38,7 +38,10 @@ def parse_arguments(argv):
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.md"))
     parser.add_argument("--first-call", dest="first_call", action=argparse.BooleanOptionalAction, default=None,
                         help="time first calls in fresh processes (default: on at full size, off at tiny)")
+    parser.add_argument("--adcompile-backend", choices=("numba", "python"), default="numba",
+                        help="python: run adcompile's generated code uncompiled (a quick check, not a benchmark)")
     arguments = parser.parse_args(argv)
+    os.environ[harness.BACKEND_VARIABLE] = arguments.adcompile_backend  # first-call children inherit it
     if arguments.first_call is None:
         arguments.first_call = arguments.size == "full"
     return arguments
@@ -86,6 +89,8 @@ def header(arguments, peers, import_s, load_before, load_after):
     versions = [f"Python {platform.python_version()}", f"numpy {np.__version__}", f"numba {numba.__version__}"]
     versions += [f"{name} {version}" for name, version in peers.versions.items()]
     command = "python benchmarks/run.py" + ("" if arguments.size == "full" else f" --size {arguments.size}")
+    if arguments.adcompile_backend != "numba":
+        command += f" --adcompile-backend {arguments.adcompile_backend}"
     lines = [
         f"# Benchmark results ({arguments.size} size)",
         f"`{command}` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "

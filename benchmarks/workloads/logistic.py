@@ -6,7 +6,7 @@ import numba
 import numpy as np
 
 import adcompile
-from harness import Implementation
+from harness import Implementation, compile_with_adcompile
 from workloads.peer_calls import autograd_implementation, jax_implementation, torch_implementation
 
 NAME = "logistic"
@@ -40,7 +40,7 @@ def adcompile_version(data):
         for _ in range(epochs):
             w = w - LEARNING_RATE * adcompile.grad(loss)(w, X, y)
         return w
-    forward, trainer = adcompile.compile(loss), adcompile.compile(train)
+    forward, trainer = compile_with_adcompile(loss), compile_with_adcompile(train)
     return Implementation("adcompile", "adcompile", lambda: forward(*data[:3]), lambda: trainer(*data))
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import adcompile
 import adcompile.nn.functional as F
 from adcompile import nn
-from harness import Implementation
+from harness import Implementation, compile_with_adcompile
 
 NAME = "mlp"
 TITLE = "MLP training step (SGD)"
@@ -50,8 +50,8 @@ def adcompile_version(data):
     x, y, parameters = data
     model = MLP([parameters[0].shape[1], parameters[0].shape[0], parameters[2].shape[0]])
     model.load_state_dict(dict(zip(PARAMETER_NAMES, (p.copy() for p in parameters))))
-    step = adcompile.train_step(loss_fn, model, adcompile.optim.SGD(model.parameters(), lr=LEARNING_RATE))
-    forward = adcompile.compile(loss_fn)
+    forward = compile_with_adcompile(loss_fn)
+    step = adcompile.train_step(forward, model, adcompile.optim.SGD(model.parameters(), lr=LEARNING_RATE))
     return Implementation("adcompile", "adcompile (train_step)", lambda: forward(model, x, y), lambda: step(x, y),
                           result=lambda _: [p.data for p in model.parameters()])
 

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 import adcompile
-from harness import Implementation
+from harness import Implementation, compile_with_adcompile
 from workloads.peer_calls import autograd_implementation, jax_implementation, torch_implementation
 
 NAME = "rk4"
@@ -50,7 +50,7 @@ def make_inputs(size):
 
 def adcompile_version(data):
     a, c, steps = data
-    forward = adcompile.compile(build_pendulum(np, steps))
+    forward = compile_with_adcompile(build_pendulum(np, steps))
     gradient = adcompile.grad(forward, wrt=WRT)
     return Implementation("adcompile", "adcompile", lambda: forward(a, c), lambda: gradient(a, c))
 

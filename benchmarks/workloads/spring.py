@@ -6,7 +6,7 @@ import numba
 import numpy as np
 
 import adcompile
-from harness import Implementation
+from harness import Implementation, compile_with_adcompile
 from workloads.peer_calls import autograd_implementation, jax_implementation, torch_implementation
 
 NAME = "spring"
@@ -34,7 +34,7 @@ def make_inputs(size):
 
 def adcompile_version(data):
     k, c, steps = data
-    forward = adcompile.compile(build_spring(steps))
+    forward = compile_with_adcompile(build_spring(steps))
     gradient = adcompile.grad(forward, wrt=WRT)
     return Implementation("adcompile", "adcompile", lambda: forward(k, c), lambda: gradient(k, c))
 
