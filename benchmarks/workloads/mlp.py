@@ -154,6 +154,13 @@ def build_functional_loss(xp):
     return mlp_loss
 
 
+def sgd_step_of(loss_gradient):
+    """The functional SGD step: new parameters from ``loss_gradient(params, x, y)``."""
+    def sgd_step(params, x, y):
+        return [p - LEARNING_RATE * g for p, g in zip(params, loss_gradient(params, x, y))]
+    return sgd_step
+
+
 class FunctionalTrainer:
     """Keeps the parameters of a functional (JAX, autograd) step: ``step()`` replaces them."""
 
@@ -168,11 +175,7 @@ class FunctionalTrainer:
 def jax_version(data, jax):
     x, y, parameters = data
     loss = build_functional_loss(jax.numpy)
-    loss_gradient = jax.grad(loss)
-
-    def sgd_step(params, x, y):
-        return [p - LEARNING_RATE * g for p, g in zip(params, loss_gradient(params, x, y))]
-    trainer = FunctionalTrainer([jax.numpy.asarray(p) for p in parameters], jax.jit(sgd_step))
+    trainer = FunctionalTrainer([jax.numpy.asarray(p) for p in parameters], jax.jit(sgd_step_of(jax.grad(loss))))
     jitted_loss, device_x, device_y = jax.jit(loss), jax.numpy.asarray(x), jax.numpy.asarray(y)
     return Implementation("jax", f"JAX {jax.__version__} (jit step)",
                           lambda: jax.block_until_ready(jitted_loss(trainer.params, device_x, device_y)),
@@ -206,10 +209,6 @@ def torch_version(data, torch):
 def autograd_version(data, autograd):
     x, y, parameters = data
     loss = build_functional_loss(autograd.numpy)
-    loss_gradient = autograd.grad(loss)
-
-    def sgd_step(params, x, y):
-        return [p - LEARNING_RATE * g for p, g in zip(params, loss_gradient(params, x, y))]
-    trainer = FunctionalTrainer([p.copy() for p in parameters], sgd_step)
+    trainer = FunctionalTrainer([p.copy() for p in parameters], sgd_step_of(autograd.grad(loss)))
     return Implementation("autograd", f"autograd {version('autograd')} (HIPS)",
                           lambda: loss(trainer.params, x, y), lambda: trainer.step(x, y))

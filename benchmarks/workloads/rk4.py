@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import numba
 import numpy as np
 
-import adcompile
-from harness import Implementation, compile_with_adcompile
-from workloads.peer_calls import autograd_implementation, jax_implementation, torch_implementation
+from harness import Implementation
+from workloads import two_parameter_loop
+from workloads.peer_calls import jax_implementation
 
 NAME = "rk4"
 TITLE = "RK4 pendulum ODE integration"
@@ -17,7 +17,7 @@ SIZES = {"tiny": {"steps": 40}, "full": {"steps": 10_000}}
 NOTE = ("forward: final angle after the steps (h = 0.001); gradient: with respect to (a, c); "
         "numba by hand: two tangent (forward-sensitivity) integrations; JAX: `lax.fori_loop`.")
 H = 0.001
-WRT = (0, 1)
+WRT = two_parameter_loop.WRT
 
 
 def build_rk4_step(xp):
@@ -49,10 +49,7 @@ def make_inputs(size):
 
 
 def adcompile_version(data):
-    a, c, steps = data
-    forward = compile_with_adcompile(build_pendulum(np, steps))
-    gradient = adcompile.grad(forward, wrt=WRT)
-    return Implementation("adcompile", "adcompile", lambda: forward(a, c), lambda: gradient(a, c))
+    return two_parameter_loop.adcompile_version(build_pendulum, data)
 
 
 @numba.njit
@@ -109,14 +106,10 @@ def jax_version(data, jax):
 
 
 def torch_version(data, torch):
-    a, c, steps = data
     # torch.sin takes tensors only, and the starting angle is a Python float
     tensor_sin = SimpleNamespace(sin=lambda t: torch.sin(torch.as_tensor(t, dtype=torch.float64)))
-    return torch_implementation(torch, build_pendulum(tensor_sin, steps), (np.float64(a), np.float64(c)), wrt=WRT)
+    return two_parameter_loop.torch_version(build_pendulum, data, torch, xp=tensor_sin)
 
 
 def autograd_version(data, autograd):
-    a, c, steps = data
-    pendulum = build_pendulum(autograd.numpy, steps)
-    gradient = autograd.grad(lambda parameters: pendulum(*parameters))
-    return autograd_implementation(autograd, pendulum, (a, c), gradient=lambda a, c: gradient((a, c)))
+    return two_parameter_loop.autograd_version(build_pendulum, data, autograd)

@@ -5,19 +5,20 @@ reference is a numba reverse loop (and the same loop uncompiled, in plain Python
 import numba
 import numpy as np
 
-import adcompile
-from harness import Implementation, compile_with_adcompile
-from workloads.peer_calls import autograd_implementation, jax_implementation, torch_implementation
+from harness import Implementation
+from workloads import two_parameter_loop
+from workloads.peer_calls import jax_implementation
 
 NAME = "spring"
 TITLE = "Damped spring, scalar loop"
 SIZES = {"tiny": {"steps": 50}, "full": {"steps": 1000}}
 NOTE = "forward: final position; gradient: with respect to (k, c). JAX runs the loop as `lax.fori_loop`."
 DT = 0.01
-WRT = (0, 1)
+WRT = two_parameter_loop.WRT
 
 
-def build_spring(steps):
+def build_spring(xp, steps):
+    """The spring as a function of (k, c); it needs no function of ``xp``."""
     def spring(k, c):
         x, v = 1.0, 0.0
         for _ in range(steps):
@@ -33,20 +34,7 @@ def make_inputs(size):
 
 
 def adcompile_version(data):
-    k, c, steps = data
-    forward = compile_with_adcompile(build_spring(steps))
-    gradient = adcompile.grad(forward, wrt=WRT)
-    return Implementation("adcompile", "adcompile", lambda: forward(k, c), lambda: gradient(k, c))
-
-
-@numba.njit
-def spring_numba(k, c, steps):
-    x, v = 1.0, 0.0
-    for _ in range(steps):
-        a = -k * x - c * v
-        v = v + DT * a
-        x = x + DT * v
-    return x
+    return two_parameter_loop.adcompile_version(build_spring, data)
 
 
 @numba.njit
@@ -71,12 +59,16 @@ def spring_gradient_numba(k, c, steps):
 
 
 def numpy_version(data):
+    k, c, steps = data
+    spring = build_spring(np, steps)
     return Implementation("numpy", "Python by hand (the numba loops, uncompiled)",
-                          lambda: spring_numba.py_func(*data), lambda: spring_gradient_numba.py_func(*data))
+                          lambda: spring(k, c), lambda: spring_gradient_numba.py_func(*data))
 
 
 def numba_version(data):
-    return Implementation("numba", "numba by hand (reverse loop)", lambda: spring_numba(*data),
+    k, c, steps = data
+    spring = numba.njit(build_spring(np, steps))
+    return Implementation("numba", "numba by hand (reverse loop)", lambda: spring(k, c),
                           lambda: spring_gradient_numba(*data))
 
 
@@ -94,12 +86,8 @@ def jax_version(data, jax):
 
 
 def torch_version(data, torch):
-    k, c, steps = data
-    return torch_implementation(torch, build_spring(steps), (np.float64(k), np.float64(c)), wrt=WRT)
+    return two_parameter_loop.torch_version(build_spring, data, torch)
 
 
 def autograd_version(data, autograd):
-    k, c, steps = data
-    spring = build_spring(steps)
-    gradient = autograd.grad(lambda parameters: spring(*parameters))
-    return autograd_implementation(autograd, spring, (k, c), gradient=lambda k, c: gradient((k, c)))
+    return two_parameter_loop.autograd_version(build_spring, data, autograd)
