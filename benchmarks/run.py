@@ -99,7 +99,8 @@ def header(arguments, peers, import_s, load_before, load_after):
         f"Load: before `{load_before}`; after `{load_after}`. The machine is shared with other "
         "workers running tests, so absolute times are noisy; ratios within one row set are the "
         "steadier figures.",
-        "Times are medians of repeated calls after warm-up calls (compilation excluded). "
+        "Times are medians of repeated calls after warm-up calls (compilation excluded; a call "
+        f"slower than {harness.SLOW_CALL_S:g} s is timed once after its warm-up call). "
         "\"first call s\" is the first gradient call in a fresh process, compilation included "
         "(adcompile: fresh `ADCOMPILE_CACHE_DIR`, then in brackets a new process with the disk "
         "cache warm). \"gradient / adcompile's\" below 1 means faster than adcompile.",
