@@ -74,7 +74,7 @@ def run_workload(workload, peers, arguments):
         timing = harness.time_implementation(implementation, TIME_BUDGET_S[arguments.size])
         first = first_call_text(workload, implementation.key, arguments.size) if arguments.first_call else None
         adcompile_ms = rows[0].gradient_ms if rows else timing.gradient_s * 1e3
-        rows.append(Row(workload.TITLE, implementation.label, timing.forward_s * 1e3,
+        rows.append(Row(workload.TITLE, implementation.key, implementation.label, timing.forward_s * 1e3,
                         timing.gradient_s * 1e3, adcompile_ms, first))
         print(f"  {implementation.label}: forward {format_number(timing.forward_s * 1e3)} ms, "
               f"gradient {format_number(timing.gradient_s * 1e3)} ms, first call {first or '-'}")

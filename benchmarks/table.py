@@ -11,6 +11,7 @@ COLUMNS = ("workload", "implementation", "forward ms", "gradient ms", "gradient 
 @dataclass
 class Row:
     workload: str
+    key: str  # "adcompile", "numpy", "numba", "jax", "torch", "autograd"
     implementation: str
     forward_ms: float
     gradient_ms: float
@@ -48,9 +49,31 @@ def markdown_table(rows):
     return "\n".join(lines)
 
 
+SUMMARY_KEYS = (("numba", "numba by hand"), ("numpy", "numpy by hand"), ("jax", "JAX"),
+                ("torch", "PyTorch"), ("autograd", "autograd"))
+
+
+def summary_table(rows):
+    """Per workload: adcompile's gradient / forward, and adcompile's gradient time divided by
+    each other implementation's (above 1: adcompile is slower), and adcompile's first call."""
+    columns = ["workload", "adcompile gradient / forward",
+               *(f"adcompile / {label}" for _, label in SUMMARY_KEYS), "adcompile first call s"]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for workload in dict.fromkeys(row.workload for row in rows):
+        by_key = {row.key: row for row in rows if row.workload == workload}
+        adcompile = by_key["adcompile"]
+        cells = [workload, format_number(adcompile.gradient_ms / adcompile.forward_ms) + "x"]
+        cells += [format_number(adcompile.gradient_ms / by_key[key].gradient_ms) + "x" if key in by_key else "–"
+                  for key, _ in SUMMARY_KEYS]
+        lines.append("| " + " | ".join(cells + [adcompile.first_call or "–"]) + " |")
+    return "\n".join(lines)
+
+
 def write_results(path, header, rows, notes):
-    """Write header paragraphs, the table and the per-workload notes to ``path``."""
-    text = "\n\n".join([*header, markdown_table(rows), "\n".join(f"- {note}" for note in notes)]) + "\n"
+    """Write header paragraphs, the summary, the full table and the per-workload notes."""
+    sections = [*header, "## Summary: adcompile's ratios", summary_table(rows), "## All implementations",
+                markdown_table(rows), "\n".join(f"- {note}" for note in notes)]
+    text = "\n\n".join(sections) + "\n"
     with open(path, "w") as out:
         out.write(text)
     return text
