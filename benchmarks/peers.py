@@ -45,7 +45,7 @@ def discover(wanted=tuple(_IMPORTERS), quiet=False):
             module = _IMPORTERS[name]()
         except ImportError as error:
             if not quiet:
-                print(f"skipping {name}: not installed ({error}); `pip install -e .[bench]` adds it")
+                print(f'skipping {name}: not installed ({error}); `pip install -e ".[bench]"` adds it')
             continue
         setattr(peers, name, module)
         peers.versions[name] = version(name)

@@ -20,6 +20,7 @@ sys.path.insert(0, str(BENCHMARKS))
 
 import first_call  # noqa: E402
 import harness  # noqa: E402
+import peers  # noqa: E402
 import workloads  # noqa: E402
 
 
@@ -56,3 +57,10 @@ def test_first_call_in_fresh_processes(monkeypatch):
     assert cold > 0 and warm > 0
     assert first_call.first_call_seconds("rosenbrock", "numpy", "tiny") > 0
     assert first_call.import_seconds() > 0
+
+
+def test_a_missing_peer_is_skipped_with_a_message(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "autograd", None)  # makes `import autograd` fail
+    found = peers.discover(("autograd",))
+    assert found.autograd is None and "autograd" not in found.versions
+    assert "skipping autograd: not installed" in capsys.readouterr().out
