@@ -1,7 +1,9 @@
 """One SGD training step of a 784-256-10 MLP (ReLU, softmax cross entropy), batch 128:
 ``adcompile.train_step`` (forward, backward and update in one numba call) against the
 PyTorch-style loop in adcompile (``backward`` + ``step``), a hand-written numpy step, and
-PyTorch's ``optim.SGD`` step if torch is installed. Median of repeated calls, compilation
+PyTorch's ``optim.SGD`` step if torch is installed
+(model, loss and numpy step are the suite's, ``workloads/mlp.py``; ``run.py --only mlp`` times
+them one after another instead of interleaved). Median of repeated calls, compilation
 excluded; the minimum is printed too (on a shared machine it is the steadier figure). Run:
 ``python benchmarks/bench_mlp_step.py [--threads N]`` (N BLAS threads for numpy, numba and
 torch alike; default: the libraries' defaults, torch 2)."""
@@ -19,24 +21,9 @@ if "--threads" in sys.argv:  # before numpy is imported: BLAS reads these at loa
 import numpy as np  # noqa: E402
 
 import adcompile  # noqa: E402
-from adcompile import nn  # noqa: E402
-import adcompile.nn.functional as F  # noqa: E402
+from workloads.mlp import LEARNING_RATE as LR, MLP, loss_fn, numpy_step  # noqa: E402
 
-BATCH, SIZES, LR, REPEATS = 128, (784, 256, 10), 0.01, 200
-
-
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(SIZES[0], SIZES[1])
-        self.fc2 = nn.Linear(SIZES[1], SIZES[2])
-
-    def forward(self, x):
-        return self.fc2(F.relu(self.fc1(x)))
-
-
-def loss_fn(model, x, y):
-    return F.cross_entropy(model(x), y)
+BATCH, SIZES, REPEATS = 128, (784, 256, 10), 200
 
 
 def interleaved_times(steps, repeats=REPEATS):
@@ -54,39 +41,17 @@ def interleaved_times(steps, repeats=REPEATS):
     return {name: (statistics.median(values), min(values)) for name, values in times.items()}
 
 
-def numpy_step(params, x, y):
-    w1, b1, w2, b2 = params
-    h_pre = x @ w1.T + b1
-    h = np.maximum(h_pre, 0.0)
-    logits = h @ w2.T + b2
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    probs = np.exp(shifted)
-    probs /= probs.sum(axis=1, keepdims=True)
-    n = x.shape[0]
-    loss = -np.mean(np.log(probs[np.arange(n), y]))
-    d_logits = probs
-    d_logits[np.arange(n), y] -= 1.0
-    d_logits /= n
-    d_h = d_logits @ w2
-    d_h[h_pre <= 0] = 0.0
-    w2 -= LR * (d_logits.T @ h)
-    b2 -= LR * d_logits.sum(axis=0)
-    w1 -= LR * (d_h.T @ x)
-    b1 -= LR * d_h.sum(axis=0)
-    return loss
-
-
 def main():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(BATCH, SIZES[0]))
     y = rng.integers(0, SIZES[2], size=BATCH)
     adcompile.init.manual_seed(0)
-    model = MLP()
+    model = MLP(SIZES)
     optimizer = adcompile.optim.SGD(model.parameters(), lr=LR)
     step = adcompile.train_step(loss_fn, model, optimizer)
     steps = {"adcompile.train_step": lambda: step(x, y)}
     adcompile.init.manual_seed(0)
-    loop_model = MLP()
+    loop_model = MLP(SIZES)
     loop_optimizer = adcompile.optim.SGD(loop_model.parameters(), lr=LR)
 
     def loop_step():

@@ -1,0 +1,73 @@
+"""First-call time of one workload's gradient in a fresh Python process.
+
+    python benchmarks/first_call.py WORKLOAD KEY SIZE    # prints {"seconds": ...}
+
+The child process imports the libraries, builds the inputs and the implementation (nothing is
+compiled yet: adcompile, numba and JAX compile on the first call), then times that first
+gradient call, compilation included. The parent gives adcompile a fresh
+``ADCOMPILE_CACHE_DIR`` (cold) or reuses one (warm disk cache); JAX and numba start from
+nothing in every new process.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPOSITORY = os.path.dirname(HERE)
+
+
+def child_environment(cache_dir):
+    env = dict(os.environ, ADCOMPILE_CACHE_DIR=cache_dir)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (REPOSITORY, HERE, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def run_child(arguments, cache_dir):
+    completed = subprocess.run([sys.executable, *arguments], env=child_environment(cache_dir),
+                               capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        raise RuntimeError(f"{' '.join(arguments)} failed:\n{completed.stderr[-3000:]}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def first_call_seconds(workload, key, size, cache_dir=None):
+    """Seconds of the first gradient call in a new process; a fresh cache unless one is given."""
+    cache_dir = cache_dir or tempfile.mkdtemp(prefix="adcompile_first_call_")
+    return run_child([os.path.abspath(__file__), workload, key, size], cache_dir)
+
+
+def cold_and_warm_seconds(workload, key, size):
+    """(fresh-cache first call, warm-disk-cache first call in another new process)."""
+    cache_dir = tempfile.mkdtemp(prefix="adcompile_first_call_")
+    cold = first_call_seconds(workload, key, size, cache_dir)
+    return cold, first_call_seconds(workload, key, size, cache_dir)
+
+
+IMPORT_TIMER = ("import time, json, numpy\nstart = time.perf_counter()\nimport adcompile\n"
+                "print(json.dumps({'seconds': time.perf_counter() - start}))")
+
+
+def import_seconds():
+    """``import adcompile`` in a new process (numpy already imported, as in any user's program)."""
+    return run_child(["-c", IMPORT_TIMER], tempfile.mkdtemp(prefix="adcompile_import_"))
+
+
+def main(workload_name, key, size):
+    import single_thread  # noqa: F401  (before numpy: one thread, as in the parent)
+    import harness
+    import peers
+    import workloads
+    workload = workloads.load(workload_name)
+    wanted = tuple(peer for builder, peer in harness.BUILDERS if builder == key and peer)
+    implementation, = harness.build_implementations(workload, workload.make_inputs(size),
+                                                    peers.discover(wanted, quiet=True), only_key=key)
+    start = time.perf_counter()
+    implementation.gradient()
+    print(json.dumps({"seconds": time.perf_counter() - start}))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
