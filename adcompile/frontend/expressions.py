@@ -11,7 +11,7 @@ from ..ir.builder import Builder, const
 from ..ir.nodes import Assign, Const, If, Var
 from ..ir.types import B1, I8, Type, type_of_value
 from . import calls
-from .indexing import index_params
+from ..ir.indexing import index_params
 from .parse_tables import (
     _BINOPS,
     _CHEAP_PRIMS,

@@ -17,6 +17,7 @@ loop of the user's code stays a loop in every derived function.
 import itertools
 
 from .types import Type
+from .printer import format_function
 
 _counter = itertools.count()
 
@@ -241,7 +242,6 @@ class Function:
         self.source_file = source_file
 
     def __repr__(self):
-        from .printer import format_function
         return format_function(self)
 
 

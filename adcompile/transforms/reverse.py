@@ -32,7 +32,7 @@ from ..rules.vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES, ScatterInto
 from .arguments import copy_written_arguments
 from .scopes import Scopes, check_shared_memory_writes
 
-from ..frontend.indexing import index_params
+from ..ir.indexing import index_params
 
 # Scalar primitives cheap enough to recompute in the backward sweep instead of saving.
 RECOMPUTABLE = {"getitem", "add", "sub", "mul", "div", "neg", "alias", "dim", "size", "to_float",

@@ -13,7 +13,7 @@ semantics would miss:
     y[0] = 1.0       # AdCompileError: 'y' may share memory with 'x'
 """
 from ..ir.memory import is_view, memory_roots
-from ..frontend.indexing import items_with_atoms
+from ..ir.indexing import items_with_atoms
 from ..ir.nodes import Assign, Const, For, SetItem, Var, While
 
 
