@@ -11,6 +11,7 @@ from ..ir.builder import Builder, const
 from ..ir.nodes import Assign, Const, If, Var
 from ..ir.types import B1, I8, Type, type_of_value
 from . import calls
+from .numpy_linalg import matmul
 from ..ir.indexing import index_params
 from .parse_tables import (
     _BINOPS,
@@ -156,7 +157,7 @@ class ExpressionTranslation:
             return TupleValue(left.items + right.items)
         left, right = self.as_atom(left, node), self.as_atom(right, node)
         if op == "matmul":
-            return calls.matmul(self, left, right, node)
+            return matmul(self, left, right, node)
         if op == "pow" and isinstance(right, Const) and right.value == 2:
             return self.builder.emit("mul", [left, left])
         if op in ("floordiv", "mod") and left.type.is_float and op == "floordiv":
