@@ -14,6 +14,7 @@ from ..errors import TypeMismatchError, UnsupportedFunctionError, UnsupportedSyn
 from ..ir.builder import const
 from ..ir.nodes import Const, Var
 from ..ir.types import Type
+from .inline import inline_call
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .values import (MethodRef, TupleValue)
 
@@ -68,7 +69,6 @@ def call(tr, func, args, kwargs, node):
     if isinstance(func, DTypeRef):
         return cast(tr, atom(tr, args[0], node), func.dtype, node)
     if isinstance(func, UserFunction):
-        from .inline import inline_call
         return inline_call(tr, func.pyfunc, args, kwargs, node)
     if hasattr(func, "compile_call"):  # extension values and nested defs (inline.LocalFunction)
         return func.compile_call(tr, args, kwargs, node)

@@ -3,6 +3,7 @@
 expressions, subscripts and calls (dispatched to ``calls.py``).
 """
 import ast
+import builtins
 
 import numpy as np
 
@@ -11,6 +12,7 @@ from ..ir.builder import Builder, const
 from ..ir.nodes import Assign, Const, If, Var
 from ..ir.types import B1, I8, Type, type_of_value
 from . import calls
+from .extensions import attribute_of_extension, classify_extension
 from .numpy_linalg import matmul
 from ..ir.indexing import index_params
 from .parse_tables import (
@@ -64,7 +66,6 @@ class ExpressionTranslation:
             return self.env[name]
         if name in self.scope_globals:
             return self.global_value(self.scope_globals[name], name, node)
-        import builtins
         if hasattr(builtins, name):
             known = classify(getattr(builtins, name))
             if known is not None:
@@ -86,7 +87,6 @@ class ExpressionTranslation:
             return self.hidden_array(value, name, node)
         if isinstance(value, tuple):
             return TupleValue([self.global_value(v, name, node) for v in value])
-        from .extensions import classify_extension
         extension = classify_extension(value)
         if extension is not None:
             return extension
@@ -120,7 +120,6 @@ class ExpressionTranslation:
             value = getattr(base.module, attr)
             known = classify(value)
             if known is None:
-                from .extensions import classify_extension
                 extension = classify_extension(value)
                 if extension is not None:
                     return extension
@@ -135,7 +134,6 @@ class ExpressionTranslation:
             return calls.attribute(self, base, attr, node)
         if isinstance(base, UserFunction):
             raise self.error("attributes of functions are not supported", node, UnsupportedSyntaxError)
-        from .extensions import attribute_of_extension
         result = attribute_of_extension(self, base, attr, node)
         if result is not None:
             return result

@@ -52,6 +52,13 @@ class Translator(StatementTranslation, ExpressionTranslation):
         # the caller binds one to takes it over (`y = make(x)`: y is make's array, not an alias)
         self.released = set()
 
+    def new_callee(self, pyfunc):
+        """A plain Translator for a function inlined into this one (``inline.py``), sharing the
+        names and type hints; ``inline.py`` binds the rest."""
+        callee = Translator.__new__(Translator)
+        Translator.__init__(callee, pyfunc, [], namer=self.namer, hints=self.hints)
+        return callee
+
     # ------------------------------------------------------------------ errors
     def error(self, message, node=None, cls=AdCompileError):
         loc = self.src.location(node) if node is not None else self.loc
