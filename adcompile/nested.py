@@ -9,7 +9,7 @@ forward mode over reverse mode:
 
     g = grad(L, wrt=W)(x)     =>    x̄ += H ḡ  =  jvp(grad(L, wrt=all), x, tangent ḡ on W)
 """
-from . import api
+from . import api, derivatives
 from .errors import CallError, UnsupportedSyntaxError
 from .frontend.extensions import register_classifier
 from .frontend.resolve import UserFunction
@@ -211,7 +211,6 @@ def _classify(value):
         return DerivativeFactory("grad")
     if value is api.value_and_grad:
         return DerivativeFactory("value_and_grad")
-    from . import derivatives
     if value is derivatives.jvp:
         return DerivativeFactory("jvp")
     if isinstance(value, api.DerivedFunction):

@@ -1,5 +1,7 @@
 """``adcompile source FILE.py:FUNCTION``: the generated source of a function or its derivative,
 and with ``--ir`` the IR after each compiler stage."""
+import inspect
+
 import numpy as np
 
 from ..inspection import source
@@ -31,7 +33,6 @@ def derived_function(fn, options):
 
 def example_arguments(fn, options):
     """Arguments of the types ``--args`` gives (float scalars where it gives nothing)."""
-    import inspect
     parameters = fn.param_names
     specs = parse_args_spec(options.args)
     if options.args is None:
