@@ -143,6 +143,10 @@ class Module:
                 if value is not None:
                     _link(self, value)
 
+    def _touch(self):
+        """Mark this module, and the modules holding it, as changed (``touch``)."""
+        touch(self)
+
     def __getattr__(self, name):  # only called when normal lookup fails
         for registry in ("_parameters", "_buffers", "_modules"):
             entries = self.__dict__.get(registry)

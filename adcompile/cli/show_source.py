@@ -4,6 +4,8 @@ import inspect
 
 import numpy as np
 
+from ..api import DerivedFunction
+from ..derivatives import hessian
 from ..inspection import source
 from ..ir_stages import ir_stages
 from .arg_specs import make_arguments, parse_args_spec
@@ -13,8 +15,6 @@ from .output import heading, python_text
 
 def derived_function(fn, options):
     """The function whose source to show: ``fn`` or its gradient, Hessian or jvp."""
-    from ..api import DerivedFunction
-    from ..derivatives import hessian
     wrt = tuple(options.wrt or ())
     for name in wrt:
         if name not in fn.param_names:

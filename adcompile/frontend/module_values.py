@@ -22,6 +22,8 @@ from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir.builder import Builder, Namer, const
 from ..ir.nodes import Function, Var
 from .extensions import register_attribute_handler, register_classifier
+from .inline import _inline, bind_arguments
+from .parse import Translator
 from .parse_tables import _Retry
 from .resolve import UserFunction
 from .values import NONE, TupleValue
@@ -138,8 +140,6 @@ def inline_method(tr, function, owner, args, kwargs, node):
     """Inline ``function(owner, *args, **kwargs)`` (see frontend/inline.py). The same method
     may appear nested for different modules (a Sequential in a Sequential); only the same
     method of the same module again is a recursion."""
-    from .inline import _inline, bind_arguments
-    from .parse import Translator
     key = (function, id(owner.module))
     module_stack = getattr(tr, "module_stack", ())
     if key in module_stack:
@@ -199,7 +199,6 @@ def translate_with_modules(pyfunc, slots, flat_types, name=None):
     """The IR of ``pyfunc`` whose arguments are given by ``slots`` (a ModuleSlot per Module
     argument, None for the others): its parameters are the module leaves (in place of the
     module) and the other arguments, typed by ``flat_types``."""
-    from .parse import Translator
     hints = {}
     for _ in range(8):
         try:
