@@ -1,7 +1,7 @@
 """The IR after each stage of the compiler, for people debugging it (``adcompile source --ir``).
 
     parsed            the frontend's typed IR of the user's function (frontend/parse.py)
-    <kind>: transformed   reverse mode (transforms/reverse.py) or forward mode
+    <kind>: transformed   reverse mode (transforms/reverse/) or forward mode
                       (transforms/forward.py) applied to the IR below it
     <kind>: <pass>    each simplification pass that changed something (passes/simplify.py,
                       cse.py, dce.py), in the order the pipeline runs them
