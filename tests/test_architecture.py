@@ -32,7 +32,7 @@ LAYERS = [
     ("api", ["adcompile.api", "adcompile.derivatives", "adcompile.nested", "adcompile.inspection",
              "adcompile.ir_stages", "adcompile.run_errors", "adcompile.source_lines", "adcompile.testing",
              "adcompile.function_checks", "adcompile.parameter", "adcompile.module", "adcompile.module_state",
-             "adcompile.module_compile", "adcompile.init"]),
+             "adcompile.module_compile", "adcompile.module_values", "adcompile.init"]),
     ("libraries", ["adcompile.nn", "adcompile.optim", "adcompile.training"]),
     ("tools", ["adcompile.cli", "adcompile.dask", "adcompile.__main__", "adcompile"]),
 ]
@@ -60,10 +60,7 @@ DEFERRED = {
     ("adcompile.module_compile", "adcompile.api"),
     ("adcompile.module_compile", "adcompile.derivatives"),
     ("adcompile.module_compile", "adcompile.nn.dropout"),
-    # the frontend of Modules (frontend/module_values.py) needs the Module classes (api layer)
-    ("adcompile.frontend.module_values", "adcompile.module"),
-    ("adcompile.frontend.module_values", "adcompile.module_compile"),
-    ("adcompile.frontend.module_values", "adcompile.parameter"),
+    ("adcompile.module_values", "adcompile.module_compile"),
     # the package's __version__, read at call time (tests patch adcompile.__version__)
     ("adcompile.backend.cache_key", "adcompile"),
     ("adcompile.cli", "adcompile"),

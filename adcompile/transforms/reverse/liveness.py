@@ -38,14 +38,14 @@ def primal_reads(block, primal_vars, reshaped=()):
     return {a for stmt in walk(block) for a in value_reads(stmt, reshaped, write_targets=True)
             if a in primal_vars}
 
-def _enclosing_loops(block, loops=(), out=None):
+def enclosing_loops(block, loops=(), out=None):
     """id(stmt) -> the set of ids of the loops around it."""
     out = {} if out is None else out
     for stmt in block:
         out[id(stmt)] = frozenset(loops)
         inner = loops + (id(stmt),) if isinstance(stmt, (For, While)) else loops
         for nested in stmt.blocks():
-            _enclosing_loops(nested, inner, out)
+            enclosing_loops(nested, inner, out)
     return out
 
 

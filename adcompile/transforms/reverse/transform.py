@@ -14,7 +14,7 @@ from ...rules.vjp import NON_DIFFERENTIABLE
 from ..arguments import copy_written_arguments
 from ..scopes import Scopes, check_shared_memory_writes
 from .context import ReverseContext
-from .liveness import Liveness, _enclosing_loops
+from .liveness import Liveness, enclosing_loops
 from .sweep import AdjointSweep, check_rules
 from .taping import TapingPlan
 
@@ -31,7 +31,7 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
         check_shared_memory_writes(fn)
         self.scopes = Scopes(fn)
         self.order = {id(stmt): k for k, stmt in enumerate(walk(fn.body))}
-        self.loops = _enclosing_loops(fn.body)
+        self.loops = enclosing_loops(fn.body)
         self.read_sites = {}     # primal Var -> ids of the statements whose backward reads it
         results = [a for a in fn.results if isinstance(a, Var)]
         self.active = active_vars(fn.body, self.wrt, results, NON_DIFFERENTIABLE)
@@ -67,8 +67,6 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
 
     def run(self):
         """The IR function of the derivative."""
-        self.saves, self.needed = {}, None
-        self.save_count = 0
         forward, backward = self.run_to_fixpoint()
         return self.assemble(forward, backward)
 

@@ -13,20 +13,23 @@ gives:
 * a method: inlined with ``self`` bound, as ``forward`` is when the module is called.
 
 A module that is not an argument (a global or closure) is read as a constant: its arrays
-become hidden arguments, like global arrays.
+become hidden arguments, like global arrays. (The frontend of Modules sits above the frontend,
+with the Module classes it reads; it plugs into the frontend through ``frontend/extensions.py``.)
 """
 import inspect
 import weakref
 
-from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
-from ..ir.builder import Builder, Namer, const
-from ..ir.nodes import Function, Var
-from .extensions import register_attribute_handler, register_classifier
-from .inline import _inline, bind_arguments
-from .parse import Translator
-from .parse_tables import _Retry
-from .resolve import UserFunction
-from .values import NONE, TupleValue
+from .errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
+from .frontend.extensions import register_attribute_handler, register_classifier
+from .frontend.inline import _inline, bind_arguments
+from .frontend.parse import Translator
+from .frontend.parse_tables import _Retry
+from .frontend.resolve import UserFunction
+from .frontend.values import NONE, TupleValue
+from .ir.builder import Builder, Namer, const
+from .ir.nodes import Function, Var
+from .module import Module
+from .parameter import Parameter
 
 _MISSING = object()
 
@@ -83,8 +86,6 @@ class ModuleValue:
         return var
 
     def plain(self, tr, value, attr, node):
-        from ..module import Module
-        from ..parameter import Parameter
         if isinstance(value, Module):
             return module_value(value, f"{self.path}{attr}.", self.leaves)
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, Module) for v in value):
@@ -104,7 +105,6 @@ class ModuleValue:
 
     # ---------------------------------------------------------------- calling
     def compile_call(self, tr, args, kwargs, node):
-        from ..module import Module
         forward = inspect.getattr_static(type(self.module), "forward", None)
         if forward is None or forward is Module.forward:
             raise tr.error(f"{type(self.module).__name__} does not define forward(self, ...)", node,
@@ -165,7 +165,6 @@ def _attribute(tr, base, attr, node):
 
 @register_classifier
 def _classify(value):
-    from ..module import Module
     if isinstance(value, Module):  # a global or closure module: its arrays are constants
         return module_value(value, type(value).__name__ + ".", None)
     return None
@@ -191,7 +190,7 @@ class ModuleSlot:
 
     @property
     def leaves(self):
-        from ..module_compile import module_leaves
+        from .module_compile import module_leaves  # module_compile imports this module
         return module_leaves(self.module)
 
 
