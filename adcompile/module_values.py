@@ -26,8 +26,8 @@ from .frontend.parse import Translator
 from .frontend.parse_tables import _Retry
 from .frontend.resolve import UserFunction
 from .frontend.values import NONE, TupleValue
-from .ir.builder import Builder, Namer, const
-from .ir.nodes import Function, Var
+from .ir.builder import Namer, const
+from .ir.nodes import Var
 from .module import Module
 from .parameter import Parameter
 
@@ -232,16 +232,5 @@ def _translate(tr, slots, flat_types, name):
         var = Var(arg_name, type_)
         params.append(var)
         tr.env[arg_name] = NONE if type_.dtype == "none" else var
-    tr.block = []
-    tr.builder = Builder(tr.namer, tr.block)
-    tr.results = None
-    tr.statements(node.body)
-    if tr.results is None:
-        raise tr.error("the function must end with a return statement", node)
-    if tr.results[1] is None:
-        raise tr.error("the function must return a value", node, UnsupportedSyntaxError)
-    params += [var for var, _ in tr.hidden_params]
-    fn = Function(name or node.name, params, tr.block, tr.results[0], tr.results[1], tr.src.filename)
-    fn.hidden_values = [value for _, value in tr.hidden_params]
-    return fn
+    return tr.translate_body(params, name)
 
