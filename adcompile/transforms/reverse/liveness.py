@@ -33,10 +33,12 @@ def value_reads(stmt, reshaped=(), write_targets=False):
         atoms = [a for a in atoms if a is not stmt.array]  # writing into it
     return [a for a in atoms if isinstance(a, Var)]
 
+
 def primal_reads(block, primal_vars, reshaped=()):
     """Primal Vars whose values the backward ``block`` reads (see ``value_reads``)."""
     return {a for stmt in walk(block) for a in value_reads(stmt, reshaped, write_targets=True)
             if a in primal_vars}
+
 
 def enclosing_loops(block, loops=(), out=None):
     """id(stmt) -> the set of ids of the loops around it."""

@@ -17,14 +17,17 @@ from ...rules.vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES, ScatterInt
 
 
 def check_rules(body, active):
+    """Raise, located, at the first active assignment whose primitive has no reverse rule."""
     for stmt in walk(body, into_custom=False):
         if (isinstance(stmt, Assign) and stmt.target in active and stmt.prim not in VJP_RULES
                 and stmt.prim not in NON_DIFFERENTIABLE):
             raise located(NoDerivativeRuleError,
                           f"no derivative rule for '{stmt.prim}'", stmt.loc)
 
+
 def _no_cotangents(b, g, out, args, params, active):
     return [None] * len(args)
+
 
 def _exclusive(path_a, path_b):
     """Whether two block paths lie in different arms of one branch."""
@@ -33,7 +36,9 @@ def _exclusive(path_a, path_b):
             return a[0] == b[0]
     return False
 
+
 def substitute(block, old, new):
+    """Replace the atom ``old`` by ``new`` in the arguments and written values of ``block``."""
     for stmt in walk(block):
         if isinstance(stmt, Assign):
             stmt.args = [new if a is old else a for a in stmt.args]
@@ -47,6 +52,7 @@ class AdjointSweep:
     """The backward sweep: adjoints, the rules of each statement, loops and branches reversed."""
 
     def adjoint(self, var):
+        """The variable accumulating ``var``'s cotangent (``bx`` for ``x``), made on first use."""
         if var not in self.adjoints:
             self.adjoints[var] = Var(self.namer.fresh("b" + var.name.lstrip("_")), var.type)
         return self.adjoints[var]
