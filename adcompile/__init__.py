@@ -21,7 +21,8 @@ from .function import Function, once_differentiable  # noqa: E402
 __all__ += ["Function", "once_differentiable"]
 
 # Modules, layers, optimizers and compiled training (issue 10)
-from .frontend import module_values as _module_values, static_values as _static_values  # noqa: E402,F401
+from .frontend import static_values as _static_values  # noqa: E402,F401
+from . import module_values as _module_values  # noqa: E402,F401
 from .parameter import Parameter  # noqa: E402
 from .module import Module  # noqa: E402
 

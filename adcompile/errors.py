@@ -44,6 +44,15 @@ class GeneratedCodeError(AdCompileError):
     line the failing generated statement came from."""
 
 
+class GradcheckError(AdCompileError, AssertionError):
+    """A derivative disagrees with finite differences (``adcompile.gradcheck``)."""
+
+
+class InternalError(AdCompileError):
+    """adcompile reached a state it should never reach (a transform that did not converge): an
+    adcompile bug, reported with the function it was compiling."""
+
+
 class Location:
     """A place in the user's source: file, line, column and the text of the line."""
 

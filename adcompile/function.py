@@ -14,7 +14,8 @@
 and returns its numpy result. Called from compiled code (or from a function given to ``grad``,
 ``vjp`` ...), the compiler inlines ``forward`` and uses ``backward`` as the derivative rule of
 the call instead of differentiating ``forward``: see ``frontend/custom_call.py`` and
-``transforms/custom.py``.
+``frontend/custom_backward.py``. This module imports nothing: the frontend recognizes
+Functions by their class.
 """
 
 
@@ -132,7 +133,3 @@ def function_of(value):
     if is_function_class(owner) and getattr(value, "__func__", None) is Function.apply.__func__:
         return owner
     return None
-
-
-# The frontend learns to compile ``MyFn.apply(...)`` when this module is imported.
-from .frontend import custom_call as _custom_call  # noqa: E402,F401

@@ -5,12 +5,22 @@ and ``gradgradcheck`` do; ``adcompile.gradcheck``/``gradgradcheck`` call these w
 The backward runs as adcompile compiles it (``MyFn.apply`` called from a small generated
 function, differentiated with ``vjp``); finite differences use the eager forward.
 """
+import hashlib
+import importlib.util
+import inspect
+import sys
+
+import numpy as np
+
+from .api import compile, vjp
+from .backend.loader import cache_dir
+from .backend.source_files import ensure_source_file
+from .errors import GradcheckError
 from .function import function_of  # noqa: F401  (re-exported for testing.py)
 
 
 def input_names(cls, n_args):
     """The names of ``cls.forward``'s inputs (after ctx) for a call with ``n_args`` arguments."""
-    import inspect
     names = []
     for param in list(inspect.signature(cls.forward).parameters.values())[1:]:
         if param.kind == param.VAR_POSITIONAL:
@@ -27,10 +37,6 @@ def check_backward(cls, args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7, max_elem
     product that compiled code computes with ``backward`` (random cotangents) is compared with
     finite differences of the eager forward, for every float array input (or those in ``wrt``).
     Returns True or raises ``GradcheckError`` naming the Function and the input."""
-    import numpy as np
-
-    from .api import compile, vjp
-    from .testing import GradcheckError
     args = list(args)
     names = input_names(cls, len(args))
     if wrt is None:
@@ -75,12 +81,6 @@ def _apply_wrapper(cls, n_inputs, n_weighted=0):
     """A plain function calling ``cls.apply`` on ``n_inputs`` arguments, for adcompile to
     compile; with ``n_weighted`` outputs it takes one weight per output after the inputs and
     returns the scalar sum of weights * outputs. Written to a real file: adcompile reads source."""
-    import hashlib
-    import importlib.util
-    import sys
-
-    from .backend.loader import cache_dir
-    from .backend.source_files import ensure_source_file
     names = [n if n.isidentifier() and n not in ("np", "fn") and not n.startswith("_") else f"a{k}"
              for k, n in enumerate(input_names(cls, n_inputs))]
     inputs = ", ".join(names if len(set(names)) == n_inputs else [f"a{k}" for k in range(n_inputs)])
@@ -109,15 +109,12 @@ def _apply_wrapper(cls, n_inputs, n_weighted=0):
     return getattr(module, name)
 
 
-def check_double_backward(cls, args, wrt=None, seed=0, backend="python", **tolerances):
+def check_double_backward(cls, args, gradgradcheck, wrt=None, seed=0, backend="python", **tolerances):
     """Check the derivative of ``cls.backward`` itself (second order through the Function), as
     PyTorch's ``gradgradcheck(MyFn.apply, inputs)``: ``sum(weights * MyFn.apply(*args))`` with
     random weights is checked by ``adcompile.gradgradcheck`` (Hessian-vector products against
-    differences of gradients, both computed with ``backward``)."""
-    import numpy as np
-
-    from .api import compile
-    from .testing import gradgradcheck
+    differences of gradients, both computed with ``backward``); ``gradgradcheck`` is passed in
+    by ``testing.py``, which calls this."""
     args = list(args)
     names = input_names(cls, len(args))
     if wrt is None:

@@ -14,6 +14,7 @@ import html
 from pathlib import Path
 
 from .errors import CallError
+from .ir.printer import format_function
 from .module import Module
 
 
@@ -136,7 +137,6 @@ def ir(fn, /, *args, **kwargs):
       _t:f8 = mul(x:f8, x:f8)
       return [_t:f8]
     """
-    from .ir.printer import format_function
     target, sig = resolve(specialised(fn, "ir"), args, "ir", kwargs)
     return format_function(target.ir(sig))
 
@@ -191,9 +191,9 @@ def html_display(target, title=None):
 
 def _highlighted(text):
     try:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import PythonLexer
+        from pygments import highlight  # lazy: optional
+        from pygments.formatters import HtmlFormatter  # lazy: optional
+        from pygments.lexers import PythonLexer  # lazy: optional
     except ImportError:
         return f"<pre>{html.escape(text)}</pre>"
     return highlight(text, PythonLexer(), HtmlFormatter(noclasses=True))

@@ -1,7 +1,7 @@
 """The IR after each stage of the compiler, for people debugging it (``adcompile source --ir``).
 
     parsed            the frontend's typed IR of the user's function (frontend/parse.py)
-    <kind>: transformed   reverse mode (transforms/reverse.py) or forward mode
+    <kind>: transformed   reverse mode (transforms/reverse/) or forward mode
                       (transforms/forward.py) applied to the IR below it
     <kind>: <pass>    each simplification pass that changed something (passes/simplify.py,
                       cse.py, dce.py), in the order the pipeline runs them
@@ -14,6 +14,9 @@ and notes each result; otherwise it is ``passes.pipeline.optimize`` itself.
 """
 import contextvars
 
+from .codegen.python import generate
+from .inspection import resolve, specialised
+from .ir.printer import format_function
 from .passes.cse import eliminate_common_subexpressions
 from .passes.dce import eliminate_dead_code
 from .passes.pipeline import optimize
@@ -55,9 +58,6 @@ def ir_stages(fn, /, *args, **kwargs):
     >>> [name for name, _ in ir_stages(adcompile.grad(square), 3.0)]
     ['parsed', 'grad(square): transformed', 'grad(square): dead code (round 1)', 'lowered']
     """
-    from .codegen.python import generate
-    from .inspection import resolve, specialised
-    from .ir.printer import format_function
     target, sig = resolve(specialised(fn, "ir"), args, "ir", kwargs)  # Module arguments: the flat function
     root = target
     while hasattr(root, "base"):

@@ -13,6 +13,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .errors import AdCompileError
+from . import module_state
 from .parameter import Parameter
 
 # Every change that compiled code of a module depends on gives the module, and every module
@@ -141,6 +142,10 @@ class Module:
             for value in state.get(registry, {}).values():
                 if value is not None:
                     _link(self, value)
+
+    def _touch(self):
+        """Mark this module, and the modules holding it, as changed (``touch``)."""
+        touch(self)
 
     def __getattr__(self, name):  # only called when normal lookup fails
         for registry in ("_parameters", "_buffers", "_modules"):
@@ -302,20 +307,16 @@ class Module:
 
     # ------------------------------------------------------------ state (module_state.py)
     def state_dict(self):
-        from .module_state import state_dict
-        return state_dict(self)
+        return module_state.state_dict(self)
 
     def load_state_dict(self, state, strict=True):
-        from .module_state import load_state_dict
-        return load_state_dict(self, state, strict)
+        return module_state.load_state_dict(self, state, strict)
 
     def save(self, path):
-        from .module_state import save
-        save(self, path)
+        module_state.save(self, path)
 
     def load(self, path, strict=True):
-        from .module_state import load
-        return load(self, path, strict)
+        return module_state.load(self, path, strict)
 
     # ------------------------------------------------------------ calling
     def compile(self, backend="numba"):

@@ -6,7 +6,7 @@ is compiled as a *flat* function whose arguments are the module's parameter and 
 the other arguments. The module tree itself is compile-time information: its classes, its
 plain attributes (sizes, flags, strings), ``training`` and which parameters are present make
 up ``module_key``, and one flat function is compiled per key (changing such an attribute
-compiles again). ``frontend/module_values.py`` translates the attribute reads.
+compiles again). ``module_values.py`` translates the attribute reads.
 
 Gradients with respect to a Module argument are dicts keyed like ``named_parameters()``
 (parameters with ``requires_grad`` only).
@@ -20,7 +20,7 @@ import numpy as np
 
 from .api import CompiledFunction, DerivedFunction, _Specialised, as_compiled, signature_of
 from .errors import CallError
-from .frontend.module_values import ModuleSlot, translate_with_modules
+from .module_values import ModuleSlot, translate_with_modules
 from .ir.types import type_of_value
 from .module import Module, tree_version
 from .parameter import Parameter

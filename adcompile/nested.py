@@ -9,7 +9,7 @@ forward mode over reverse mode:
 
     g = grad(L, wrt=W)(x)     =>    x̄ += H ḡ  =  jvp(grad(L, wrt=all), x, tangent ḡ on W)
 """
-from . import api
+from . import api, derivatives
 from .errors import CallError, UnsupportedSyntaxError
 from .frontend.extensions import register_classifier
 from .frontend.resolve import UserFunction
@@ -70,15 +70,16 @@ class DerivedCallInfo:
     def describe(self):
         return f"inlined {self.derived.name}"
 
-    def reverse_rule(self, transform, stmt, b, path, depth):
+    def reverse_rule(self, ctx, stmt, b):
+        """The call's reverse rule (see ``transforms/reverse/context.py``)."""
         derived = self.derived
         if derived.kind == "jvp" and not isinstance(derived.base, api.DerivedFunction):
-            return self.reverse_of_jvp(transform, stmt, b)
+            return self.reverse_of_jvp(ctx, stmt, b)
         if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, api.DerivedFunction):
             raise CallError(f"reverse mode through {derived.name} called inside compiled code is not "
                             "supported; use forward mode (adcompile.jvp) outside it")
         inputs = stmt.inputs
-        active = [k for k, a in enumerate(inputs) if isinstance(a, Var) and a in transform.active]
+        active = [k for k, a in enumerate(inputs) if isinstance(a, Var) and ctx.is_active(a)]
         if not active:
             return
         wrt = derived.resolved_wrt(self.sig)
@@ -86,19 +87,18 @@ class DerivedCallInfo:
         gradient = reverse(primal, active, Namer(), mode="grad")
         hvp = forward(gradient, wrt, Namer())
         grads_out = stmt.outputs[-len(wrt):]
-        cotangents = [_take_adjoint(transform, out, b) for out in grads_out]
-        results = inline_function(hvp, list(inputs) + cotangents, transform.namer, b.block, stmt.loc)
+        cotangents = [_take_adjoint(ctx, out, b) for out in grads_out]
+        results = inline_function(hvp, list(inputs) + cotangents, ctx.namer, b.block, stmt.loc)
         n = len(active)
         first_order, second_order = results[:n], results[n:]
-        value_ct = _take_adjoint(transform, stmt.outputs[0], b) if derived.kind == "value_and_grad" else None
+        value_ct = _take_adjoint(ctx, stmt.outputs[0], b) if derived.kind == "value_and_grad" else None
         for k, position in enumerate(active):
             contribution = second_order[k]
             if value_ct is not None:
                 contribution = b.add(contribution, b.mul(value_ct, first_order[k]))
-            transform.accumulate(b, inputs[position], contribution, None, None)
+            ctx.accumulate(b, inputs[position], contribution)
 
-
-    def reverse_of_jvp(self, transform, stmt, b):
+    def reverse_of_jvp(self, ctx, stmt, b):
         """Adjoints of ``(out, J t) = jvp(f, p, t)``: p̄ += vjp(ū) + d/dp<t̄_out, J(p) t>, t̄ += vjp(t̄_out)."""
         derived = self.derived
         primal = derived.primal_ir(self.sig)
@@ -106,39 +106,40 @@ class DerivedCallInfo:
         n_primal = len(primal.params)
         inputs = stmt.inputs
         primal_inputs, tangent_inputs = inputs[:n_primal], inputs[n_primal:]
-        active = [k for k, a in enumerate(primal_inputs) if isinstance(a, Var) and a in transform.active]
-        active_tangents = [j for j, a in enumerate(tangent_inputs) if isinstance(a, Var) and a in transform.active]
+        active = [k for k, a in enumerate(primal_inputs) if isinstance(a, Var) and ctx.is_active(a)]
+        active_tangents = [j for j, a in enumerate(tangent_inputs) if isinstance(a, Var) and ctx.is_active(a)]
         if not active and not active_tangents:
             return
         wrt = sorted(set(active) | set(tangent_positions))
         n_out = len(primal.results)
         outs, touts = stmt.outputs[:n_out], stmt.outputs[n_out:]
-        out_cts = [_take_adjoint(transform, v, b) for v in outs]
-        tout_cts = [_take_adjoint(transform, v, b) for v in touts]
+        out_cts = [_take_adjoint(ctx, v, b) for v in outs]
+        tout_cts = [_take_adjoint(ctx, v, b) for v in touts]
         pullback = reverse(primal, wrt, Namer(), mode="vjp")
-        by_outputs = inline_function(pullback, list(primal_inputs) + out_cts, transform.namer, b.block, stmt.loc)
+        by_outputs = inline_function(pullback, list(primal_inputs) + out_cts, ctx.namer, b.block, stmt.loc)
         second = forward(pullback, tangent_positions, Namer())
         results = inline_function(second, list(primal_inputs) + tout_cts + list(tangent_inputs),
-                                  transform.namer, b.block, stmt.loc)
+                                  ctx.namer, b.block, stmt.loc)
         n_res = n_out + len(wrt)
         by_tangent_outputs = results[n_out:n_res]
         curvature = results[n_res + n_out:]
         for k in active:
             position = wrt.index(k)
             total = b.add(by_outputs[n_out + position], curvature[position])
-            transform.accumulate(b, primal_inputs[k], total, None, None)
+            ctx.accumulate(b, primal_inputs[k], total)
         for j in active_tangents:
             position = wrt.index(tangent_positions[j])
-            transform.accumulate(b, tangent_inputs[j], by_tangent_outputs[position], None, None)
+            ctx.accumulate(b, tangent_inputs[j], by_tangent_outputs[position])
 
 
-def _take_adjoint(transform, var, b):
-    if var in transform.adj_values:
-        return transform.adj_values.pop(var)
-    if var not in transform.active:
+def _take_adjoint(ctx, var, b):
+    pending = ctx.take_pending(var)
+    if pending is not None:
+        return pending
+    if not ctx.is_active(var):
         return b.call("zeros_like", var)
-    adj = transform.adjoint(var)
-    if transform.overwrites(var):
+    adj = ctx.adjoint(var)
+    if ctx.is_overwritten(var):
         snapshot = b.emit("alias", [adj])
         snapshot.is_temp = False
         b.emit("zeros_like", [var], target=adj)
@@ -210,7 +211,6 @@ def _classify(value):
         return DerivativeFactory("grad")
     if value is api.value_and_grad:
         return DerivativeFactory("value_and_grad")
-    from . import derivatives
     if value is derivatives.jvp:
         return DerivativeFactory("jvp")
     if isinstance(value, api.DerivedFunction):

@@ -51,9 +51,8 @@ class Parameter:
         self._owners = weakref.WeakSet()  # the modules holding it (module.touch on a change)
 
     def _touch_owners(self):
-        from .module import touch
         for owner in list(self._owners):
-            touch(owner)
+            owner._touch()  # Module._touch: this module and those holding it changed
 
     def __getstate__(self):  # copies leave out the links to the holding modules
         return {k: v for k, v in self.__dict__.items() if k != "_owners"}

@@ -6,11 +6,10 @@ for small inputs and along a random direction for all inputs. The check can fail
 """
 import numpy as np
 
-from .errors import AdCompileError
-
-
-class GradcheckError(AdCompileError, AssertionError):
-    """A derivative disagrees with finite differences."""
+from .api import as_compiled, grad
+from .derivatives import hvp
+from .errors import GradcheckError
+from .function_checks import check_backward, check_double_backward, function_of
 
 
 def _perturbed(args, k, delta):
@@ -50,7 +49,6 @@ def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise
     >>> adcompile.gradcheck(f, (np.array([0.1, -0.4, 0.7]), 1.5), wrt=0, order=2)
     True
     """
-    from .function_checks import check_backward, function_of
     if function_of(f) is not None:  # gradcheck(MyFn.apply, inputs): a hand-written backward, as in PyTorch
         return check_backward(function_of(f), args, wrt, eps or 1e-6, rtol or 1e-5, atol or 1e-7,
                               max_elementwise, seed)
@@ -59,7 +57,6 @@ def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise
         return gradgradcheck(f, args, wrt, seed=seed)
     if order != 1:
         raise ValueError("gradcheck: order must be 1 or 2")
-    from .api import as_compiled, grad
     compiled = as_compiled(f)
     args = list(args)
     if wrt is None:
@@ -117,11 +114,9 @@ def gradgradcheck(f, args, wrt=None, eps=1e-5, rtol=1e-4, atol=1e-6, seed=0, dir
     >>> adcompile.gradgradcheck(f, (np.array([0.2, -1.0]),))
     True
     """
-    from .function_checks import check_double_backward, function_of
     if function_of(f) is not None:  # gradgradcheck(MyFn.apply, inputs), as in PyTorch
-        return check_double_backward(function_of(f), args, wrt, seed=seed, eps=eps, rtol=rtol, atol=atol)
-    from .api import as_compiled, grad
-    from .derivatives import hvp
+        return check_double_backward(function_of(f), args, gradgradcheck, wrt, seed=seed, eps=eps, rtol=rtol,
+                                     atol=atol)
     compiled = as_compiled(f)
     args = list(args)
     names = compiled.param_names

@@ -8,6 +8,7 @@ between them. ``fit`` also runs the minibatch loop inside the compiled function;
 the examples of epoch ``e`` is ``batch_order(n, e, seed, shuffle)``, so a step-by-step loop over
 the same batches, or a run resumed with ``initial_epoch``, gives the same parameters.
 """
+import inspect
 import sys
 
 import numpy as np
@@ -162,7 +163,6 @@ def _optimizer_config(optimizer):
 
 
 def _batch_names(loss_fn, count, what):
-    import inspect
     names = list(inspect.signature(_python_function(loss_fn)).parameters)[1:]
     if len(names) != count:
         raise CallError(f"{what}: the loss function takes the model and {len(names)} more argument(s) "
@@ -232,7 +232,7 @@ def _progress_bar(total, enabled, initial):
     if not enabled or not sys.stderr.isatty():
         return None
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # lazy: optional
     except ImportError:
         return None
     return tqdm(total=total, initial=initial, unit="epoch", leave=True)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from .trust import distrust_reason, parent_distrust_reason
 
+_ON_CLEAR = []  # see on_clear
+
 DISABLE_VARIABLE = "ADCOMPILE_DISABLE_CACHE"
 NUMBA_SUBFOLDER = "__pycache__"
 # Files the backend writes: generated modules ``<name>_<16 hex digits>.py`` (``check_...`` ones
@@ -130,6 +132,12 @@ def clear_cache():
         elif _OWN_FILE.match(entry.name) and (entry.is_file() or entry.is_symlink()):
             entry.unlink(missing_ok=True)
             removed += 1
-    from .loader import forget_loaded  # the in-memory table points at the removed files
-    forget_loaded()
+    for forget in _ON_CLEAR:  # the loader's table of loaded functions points at the removed files
+        forget()
     return removed
+
+
+def on_clear(callback):
+    """Call ``callback()`` after every ``clear_cache`` (the loader forgets what it loaded)."""
+    _ON_CLEAR.append(callback)
+    return callback

@@ -33,7 +33,7 @@ def _versions(backend):
     import adcompile  # at call time: the package imports this module before defining __version__
     versions = [f"adcompile={adcompile.__version__}", f"numpy={np.__version__}"]
     if backend == "numba":
-        import numba
+        import numba  # lazy: numba takes ~0.3 s to import
         versions.append(f"numba={numba.__version__}")
     return versions
 

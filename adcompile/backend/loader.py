@@ -14,7 +14,7 @@ import sys
 import threading
 
 # cache_dir is imported from here by function_checks
-from .cache_folder import NUMBA_SUBFOLDER, cache_dir, cache_location  # noqa: F401
+from .cache_folder import NUMBA_SUBFOLDER, cache_dir, cache_location, on_clear  # noqa: F401
 from .cache_key import module_file_name
 from .source_files import discard_numba_cache, ensure_source_file
 
@@ -24,6 +24,7 @@ _lock = threading.Lock()
 _loaded = {}
 
 
+@on_clear
 def forget_loaded():
     """Forget the loaded functions, so that the next ``load`` writes its file again."""
     with _lock:
@@ -46,12 +47,12 @@ def _execute_module(module_name, path, source):
 
 
 def _numba_compiled(fn, path, persistent):
-    import numba
+    import numba  # lazy: numba takes ~0.3 s to import
 
-    from ..runtime import numba_impls  # noqa: F401  (registers the helpers' numba versions)
+    from ..runtime import numba_impls  # noqa: F401  (lazy: registers the helpers' numba versions)
     if not persistent:
         return numba.njit(cache=False)(fn)
-    from .numba_cache import njit_with_disk_cache
+    from .numba_cache import njit_with_disk_cache  # lazy: numba takes ~0.3 s to import
     (path.parent / NUMBA_SUBFOLDER).mkdir(mode=0o700, exist_ok=True)
     discard_numba_cache(path, only_untrusted=True)
     return njit_with_disk_cache(fn)

@@ -10,20 +10,23 @@ Exit status: 0 on success (``check``: only if the derivatives pass), 1 when adco
 the function or ``check`` fails, 2 for a usage error (as argparse does).
 """
 import argparse
+import platform
 import sys
 import traceback
+from importlib.metadata import version
 
+import numpy
+
+from ..errors import AdCompileError
+from . import cache_info, check, show_source
 from .errors import UsageError
 from .output import print_error, use_color
+from .targets import load_function
 
 
 def version_text():
-    import numpy
-    import platform
-
     from .. import __version__
     try:
-        from importlib.metadata import version
         numba_version = version("numba")
     except Exception:
         numba_version = "not installed"
@@ -95,7 +98,6 @@ def main(argv=None, out=None, err=None):
         print(f"adcompile {options.command}: error: {error}", file=err)
         return 2
     except Exception as error:
-        from ..errors import AdCompileError
         if isinstance(error, AdCompileError):  # located in the user's code: no traceback needed
             print_error(f"adcompile {options.command}", error, err)
             return 1
@@ -104,9 +106,7 @@ def main(argv=None, out=None, err=None):
 
 def _dispatch(options, out):
     if options.command == "cache":
-        from . import cache_info
         return cache_info.run(options, out)
-    from .targets import load_function
     try:
         fn = load_function(options.target, options.backend)
     except (UsageError, ImportError) as error:
@@ -118,7 +118,5 @@ def _dispatch(options, out):
         raise UsageError(f"running {options.target.rpartition(':')[0]} failed:\n"
                          + "".join(traceback.format_exc())) from None
     if options.command == "source":
-        from . import show_source
         return show_source.run(fn, options, use_color(out, options.no_color), out)
-    from . import check
     return check.run(fn, options, out)

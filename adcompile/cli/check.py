@@ -8,6 +8,8 @@ import inspect
 
 import numpy as np
 
+from ..api import grad
+from ..derivatives import hvp
 from ..testing import GradcheckError, gradcheck
 from .arg_specs import make_arguments, parse_args_spec, parse_range
 from .errors import UsageError
@@ -65,7 +67,6 @@ def _shifted(args, k, index, delta):
 
 def worst_mismatch(fn, args, wrt, order):
     """Text naming the argument and index of the worst mismatch (None if none is found)."""
-    from ..api import grad
     gradient = grad(fn, wrt=wrt)
     with np.errstate(all="ignore"):
         analytic = gradient(*args)
@@ -98,7 +99,6 @@ def worst_mismatch(fn, args, wrt, order):
 
 
 def _hessian_column(fn, args, k, index):
-    from ..derivatives import hvp
     tangents = [None] * len(args)
     e = np.zeros(np.shape(args[k]))
     e[index] = 1.0

@@ -15,9 +15,9 @@ def python_text(text, color):
     if not color:
         return text
     try:
-        from pygments import highlight
-        from pygments.formatters import TerminalFormatter
-        from pygments.lexers import PythonLexer
+        from pygments import highlight  # lazy: optional
+        from pygments.formatters import TerminalFormatter  # lazy: optional
+        from pygments.lexers import PythonLexer  # lazy: optional
     except ImportError:
         return text
     return highlight(text, PythonLexer(), TerminalFormatter())

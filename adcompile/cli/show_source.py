@@ -1,7 +1,11 @@
 """``adcompile source FILE.py:FUNCTION``: the generated source of a function or its derivative,
 and with ``--ir`` the IR after each compiler stage."""
+import inspect
+
 import numpy as np
 
+from ..api import DerivedFunction
+from ..derivatives import hessian
 from ..inspection import source
 from ..ir_stages import ir_stages
 from .arg_specs import make_arguments, parse_args_spec
@@ -11,8 +15,6 @@ from .output import heading, python_text
 
 def derived_function(fn, options):
     """The function whose source to show: ``fn`` or its gradient, Hessian or jvp."""
-    from ..api import DerivedFunction
-    from ..derivatives import hessian
     wrt = tuple(options.wrt or ())
     for name in wrt:
         if name not in fn.param_names:
@@ -31,7 +33,6 @@ def derived_function(fn, options):
 
 def example_arguments(fn, options):
     """Arguments of the types ``--args`` gives (float scalars where it gives nothing)."""
-    import inspect
     parameters = fn.param_names
     specs = parse_args_spec(options.args)
     if options.args is None:

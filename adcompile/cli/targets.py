@@ -8,6 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from ..api import CompiledFunction, _Specialised
 from .errors import UsageError
 
 
@@ -38,7 +39,6 @@ def load_function(text, backend=None):
 
     A plain Python function is compiled with ``backend`` (default numba); an
     ``@adcompile.compile`` function keeps its own backend unless ``backend`` is given."""
-    from ..api import CompiledFunction, _Specialised
     path, name = split_target(text)
     module = load_module(path)
     fn = getattr(module, name, None)

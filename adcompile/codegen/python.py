@@ -11,7 +11,7 @@ import copy
 import astor
 
 from .. import primitives
-from ..frontend.indexing import index_text
+from ..ir.indexing import index_text
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, If, Pop, Push, SetItem,
                         Var, While, walk)

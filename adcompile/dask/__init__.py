@@ -7,8 +7,8 @@ data-parallel minibatch SGD on a ``distributed`` cluster (or, with ``sync_every=
 with averaging every ``k`` steps). See ``docs/dask.md``.
 """
 try:
-    import dask  # noqa: F401
-    import dask.array  # noqa: F401
+    import dask  # noqa: F401  (lazy: optional, slow to import)
+    import dask.array  # noqa: F401  (lazy: optional, slow to import)
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("adcompile.dask needs dask: pip install 'adcompile[dask]' "
                       "(dask[array] and distributed)") from error

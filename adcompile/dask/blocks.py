@@ -13,7 +13,7 @@ from ..errors import CallError
 
 def is_dask_array(value):
     try:
-        import dask.array as da
+        import dask.array as da  # lazy: optional, slow to import
     except ImportError:
         return False
     return isinstance(value, da.Array)
@@ -30,7 +30,7 @@ class RowBlocks:
     """The data arguments at ``positions`` split into aligned row blocks."""
 
     def __init__(self, args, positions, what):
-        import dask.array as da
+        import dask.array as da  # lazy: optional, slow to import
         self.positions = list(positions)
         arrays = [args[k] for k in self.positions]
         for k, array in zip(self.positions, arrays):

@@ -21,7 +21,7 @@ def client_for(client):
     if client is not None:
         yield client
         return
-    import distributed
+    import distributed  # lazy: optional
     with distributed.LocalCluster(n_workers=machine_workers(), threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster:
         with distributed.Client(cluster, set_as_default=False) as own:

@@ -12,8 +12,11 @@ a Module are dicts keyed like ``named_parameters()``.
 import numpy as np
 
 from ..api import CompiledFunction, DerivedFunction, as_compiled
+from ..derivatives import _tangent_like
 from ..errors import CallError
 from ..module import Module
+from ..module_compile import (_trainable_positions, _user_wrt, flat_arguments, flat_function, flat_wrt, module_backend,
+                              regroup)
 from .blocks import is_dask_array, stand_in
 from .kernel import build_kernel
 from .reduction import check_reduce
@@ -31,7 +34,6 @@ def _base(f, what):
 def _backend(f, args):
     """As in ``adcompile.fit``: a plain function of a Module runs on the Module's backend
     (``model.compile("python")``), an ``@adcompile.compile`` function on its own."""
-    from ..module_compile import module_backend
     if isinstance(f, CompiledFunction):
         return f.backend
     model = next(a for a in args if isinstance(a, Module))
@@ -40,7 +42,6 @@ def _backend(f, args):
 
 def _flat_layout(args):
     """(flat arguments, start index in them of each user argument)."""
-    from ..module_compile import flat_arguments
     starts, index = [], 0
     for value in args:
         starts.append(index)
@@ -67,7 +68,6 @@ class _ValueAndGrad:
         self._kernels = {}
 
     def __call__(self, *args, client=None):
-        from ..module_compile import _trainable_positions, _user_wrt, flat_function, flat_wrt, regroup
         if len(args) != len(self.compiled.param_names):
             self.compiled.check_arity(args)
             raise CallError(f"{self.name} takes {len(self.compiled.param_names)} arguments, {len(args)} given")
@@ -128,7 +128,6 @@ def hvp(f, primals, tangents, reduce="mean", client=None):
     if more than one. Each block computes forward-over-reverse on its rows; blocks are reduced as
     in :func:`value_and_grad` (the Hessian of a mean over rows is the row-weighted mean).
     """
-    from ..derivatives import _tangent_like
     what = "adcompile.dask.hvp"
     check_reduce(reduce, what)
     compiled = _base(f, what)
@@ -159,7 +158,6 @@ def hvp(f, primals, tangents, reduce="mean", client=None):
     if not flat_wrt:
         raise CallError(f"{what}: no tangent given: nothing to differentiate")
     if any(isinstance(a, Module) for a in primals):
-        from ..module_compile import flat_function
         base = flat_function(compiled.pyfunc, primals, _backend(f, primals))
     else:
         base = compiled

@@ -6,6 +6,8 @@ as they are). ``combine`` adds partial results; ``tree_reduce`` combines ``split
 per task, level by level, so no task receives more than ``split_every`` partial results and the
 client receives one. ``finish`` divides by the total row count for a mean.
 """
+from ..errors import CallError
+
 REDUCTIONS = ("mean", "sum")
 
 
@@ -40,7 +42,6 @@ def tree_reduce(parts, submit, split_every=8):
 
 
 def check_reduce(reduce, what):
-    from ..errors import CallError
     if reduce not in REDUCTIONS:
         raise CallError(
             f"{what}: reduce={reduce!r} is not supported: the whole-data loss must follow from the block "

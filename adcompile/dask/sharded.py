@@ -19,8 +19,8 @@ def block_task(kernel, template, extra, positions, reduce, has_value, *blocks):
 
 def run_sharded(kernel, flat_args, data_positions, reduce, what, extra=(), has_value=True, client=None):
     """(value or None, tuple of derivatives) of the whole data, reduced over the row blocks."""
-    import dask
-    from dask import delayed
+    import dask  # lazy: optional, slow to import
+    from dask import delayed  # lazy: optional, slow to import
 
     blocks = RowBlocks(flat_args, data_positions, what)
     template = insert(flat_args, data_positions, [None] * len(data_positions))

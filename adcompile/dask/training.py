@@ -76,7 +76,7 @@ def _local_round(kernel, shared, blocks, steps, counters, slots, n_params):
 def _persist(client, blocks, groups=None):
     """Futures of the (X, y) blocks, computed once; with ``groups`` (worker address per block)
     each block is computed on its group's worker (elsewhere only if that worker is lost)."""
-    from dask import delayed
+    from dask import delayed  # lazy: optional, slow to import
     pairs = [delayed(tuple, pure=True)(list(block)) for block in blocks.blocks]
     if groups is None:
         return client.compute(pairs)

@@ -1,1 +1,7 @@
-"""Frontend: Python source -> typed IR."""
+"""Frontend: Python source -> typed IR.
+
+The handlers of numpy functions and custom Functions register into the tables of
+``calls.py`` and ``extensions.py`` when their modules are imported: imported here, once.
+"""
+from . import numpy_arrays, numpy_elementwise, numpy_linalg, numpy_reductions  # noqa: F401
+from . import custom_call  # noqa: F401

@@ -1,7 +1,9 @@
 """Calls and attributes: numpy/math/builtin functions and array methods lowered to primitives.
 
-This module dispatches a call to its handler and holds what handlers share (argument
-taking, the table of accepted arguments, array attributes). The handlers live by family in
+This module dispatches a call to its handler and holds what handlers share (the ``HANDLERS``
+registry, argument taking, the table of accepted arguments, array attributes). The handlers
+register themselves when their modules are imported (once, by ``frontend/__init__.py``); they
+live by family in
 ``numpy_elementwise.py`` (ufuncs, math, builtins), ``numpy_reductions.py``,
 ``numpy_linalg.py`` and ``numpy_arrays.py`` (shapes, creation). Each takes the translator,
 the positional and keyword argument values and the AST node, and returns a frontend value.
@@ -12,6 +14,7 @@ from ..errors import TypeMismatchError, UnsupportedFunctionError, UnsupportedSyn
 from ..ir.builder import const
 from ..ir.nodes import Const, Var
 from ..ir.types import Type
+from .inline import inline_call
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .values import (MethodRef, TupleValue)
 
@@ -66,7 +69,6 @@ def call(tr, func, args, kwargs, node):
     if isinstance(func, DTypeRef):
         return cast(tr, atom(tr, args[0], node), func.dtype, node)
     if isinstance(func, UserFunction):
-        from .inline import inline_call
         return inline_call(tr, func.pyfunc, args, kwargs, node)
     if hasattr(func, "compile_call"):  # extension values and nested defs (inline.LocalFunction)
         return func.compile_call(tr, args, kwargs, node)
@@ -207,9 +209,3 @@ def check_arguments(tr, name, args, kwargs, node):
     if not args and not kwargs and most != 0 and name not in ("builtin.zip",):
         raise tr.error(f"{shown} needs arguments", node, UnsupportedFunctionError)
 
-
-
-
-# The handler tables, one module per family; imported last since they register into HANDLERS.
-from . import numpy_arrays, numpy_elementwise, numpy_linalg, numpy_reductions  # noqa: E402,F401
-from .numpy_linalg import matmul  # noqa: E402,F401  (used by the translator for `@`)

@@ -9,9 +9,9 @@ call sits in a loop. The call becomes
 
     CustomCall(outputs, inputs, forward_block, info)
 
-where ``info`` (a ``CustomInfo``) holds the Function class and the ctx record; the reverse
-transform (``transforms/custom.py``) translates ``backward`` from it. ``BackwardCtx`` is the
-``ctx`` that backward sees there.
+where ``info`` (a ``CustomInfo``) holds the Function class and the ctx record, and is the
+call's reverse rule: the reverse transform calls ``info.reverse_rule``, which translates
+``backward`` (``custom_backward.py``).
 """
 import ast
 import inspect
@@ -19,8 +19,9 @@ import inspect
 import numpy as np
 
 from ..errors import AdCompileError, UnsupportedSyntaxError
-from ..ir.builder import Builder
+from ..function import Function, is_function_class, is_once_differentiable
 from ..ir.nodes import Assign, Const, CustomCall, Var, walk
+from .custom_backward import BackwardCtx, backward_custom_call, new_translator
 from .extensions import register_attribute_handler, register_classifier
 from .parse import Translator
 from .values import NONE, NoneValue, TupleValue
@@ -30,7 +31,6 @@ class CustomInfo:
     """What the transforms need to know about one ``MyFn.apply`` call."""
 
     def __init__(self, cls, input_names, arguments, ctx, hidden):
-        from ..function import is_once_differentiable
         self.cls = cls
         self.name = cls.__name__
         self.input_names = input_names   # one name per forward input (after ctx)
@@ -44,6 +44,10 @@ class CustomInfo:
 
     def __repr__(self):
         return self.name
+
+    def reverse_rule(self, ctx, stmt, b):
+        """The call's reverse rule: the user's backward (see ``transforms/reverse/context.py``)."""
+        backward_custom_call(ctx, stmt, b)
 
 
 # ---------------------------------------------------------------- frontend values
@@ -74,14 +78,6 @@ class ForwardCtx:
         self.attrs = {}
         self.non_differentiable = []
         self.materialize_grads = True
-
-
-class BackwardCtx:
-    """``ctx`` in backward: saved values, attributes and ``needs_input_grad`` (compile-time)."""
-
-    def __init__(self, info, needs_input_grad):
-        self.info = info
-        self.needs_input_grad = needs_input_grad
 
 
 class CtxMethod:
@@ -123,7 +119,6 @@ _CTX_METHODS = ("save_for_backward", "mark_non_differentiable", "set_materialize
 # ---------------------------------------------------------------- hooks
 @register_classifier
 def _classify(value):
-    from ..function import Function, is_function_class
     if is_function_class(value):
         return FunctionClassRef(value)
     owner = getattr(value, "__self__", None)  # `linear = LinearFunction.apply` bound at module level
@@ -186,21 +181,6 @@ class ForwardTranslator(Translator):
         super().assign(target, value, node)
 
 
-def new_translator(cls, pyfunc, namer, hints, hidden_params, call_stack, depth, block, loc):
-    """A translator for ``pyfunc``'s body, appending to ``block`` (as frontend/inline.py does)."""
-    tr = cls.__new__(cls)
-    Translator.__init__(tr, pyfunc, [], namer=namer, hints=hints)
-    tr.hidden_params = hidden_params
-    tr.call_stack = call_stack
-    tr.depth = tr.base_depth = depth
-    tr.block = block
-    tr.builder = Builder(namer, block, loc)
-    tr.loc = loc
-    tr.results = None
-    tr.env = {}
-    return tr
-
-
 def bind_parameters(tr, pyfunc, what, first, args, kwargs, node):
     """(name, value) per parameter of ``pyfunc`` after the first (ctx); ``*args`` become tuples."""
     signature = inspect.signature(pyfunc)
@@ -244,7 +224,6 @@ def _flatten(values):
 
 # ---------------------------------------------------------------- MyFn.apply(...)
 def translate_apply(tr, cls, args, kwargs, node):
-    from ..function import Function
     forward = cls.forward
     if forward is Function.forward:
         raise tr.error(f"custom Function {cls.__name__} does not define forward", node, AdCompileError)

@@ -3,6 +3,7 @@
 expressions, subscripts and calls (dispatched to ``calls.py``).
 """
 import ast
+import builtins
 
 import numpy as np
 
@@ -11,7 +12,9 @@ from ..ir.builder import Builder, const
 from ..ir.nodes import Assign, Const, If, Var
 from ..ir.types import B1, I8, Type, type_of_value
 from . import calls
-from .indexing import index_params
+from .extensions import attribute_of_extension, classify_extension
+from .numpy_linalg import matmul
+from ..ir.indexing import index_params
 from .parse_tables import (
     _BINOPS,
     _CHEAP_PRIMS,
@@ -63,7 +66,6 @@ class ExpressionTranslation:
             return self.env[name]
         if name in self.scope_globals:
             return self.global_value(self.scope_globals[name], name, node)
-        import builtins
         if hasattr(builtins, name):
             known = classify(getattr(builtins, name))
             if known is not None:
@@ -85,7 +87,6 @@ class ExpressionTranslation:
             return self.hidden_array(value, name, node)
         if isinstance(value, tuple):
             return TupleValue([self.global_value(v, name, node) for v in value])
-        from .extensions import classify_extension
         extension = classify_extension(value)
         if extension is not None:
             return extension
@@ -119,7 +120,6 @@ class ExpressionTranslation:
             value = getattr(base.module, attr)
             known = classify(value)
             if known is None:
-                from .extensions import classify_extension
                 extension = classify_extension(value)
                 if extension is not None:
                     return extension
@@ -134,7 +134,6 @@ class ExpressionTranslation:
             return calls.attribute(self, base, attr, node)
         if isinstance(base, UserFunction):
             raise self.error("attributes of functions are not supported", node, UnsupportedSyntaxError)
-        from .extensions import attribute_of_extension
         result = attribute_of_extension(self, base, attr, node)
         if result is not None:
             return result
@@ -156,7 +155,7 @@ class ExpressionTranslation:
             return TupleValue(left.items + right.items)
         left, right = self.as_atom(left, node), self.as_atom(right, node)
         if op == "matmul":
-            return calls.matmul(self, left, right, node)
+            return matmul(self, left, right, node)
         if op == "pow" and isinstance(right, Const) and right.value == 2:
             return self.builder.emit("mul", [left, left])
         if op in ("floordiv", "mod") and left.type.is_float and op == "floordiv":

@@ -6,12 +6,14 @@ fresh names; its return value becomes the call's value. Defaults and keyword arg
 follow Python's rules. Recursion is reported as an error.
 """
 import ast
+import copy
 import inspect
 
 from ..errors import AdCompileError, UnsupportedSyntaxError
 from ..ir.builder import Builder
 from ..ir.nodes import Assign, Const, Var
-from .values import NONE, refers_to
+from .lowering import lower_jumps
+from .values import NONE, TupleValue, refers_to
 
 
 def _underlying(pyfunc):
@@ -51,12 +53,10 @@ def _check_recursion(tr, callee, node):
 
 
 def inline_call(tr, pyfunc, args, kwargs, node):
-    from .parse import Translator
     pyfunc = _underlying(pyfunc)
     stack = _check_recursion(tr, pyfunc, node)
     values = bind_arguments(tr, pyfunc, args, kwargs, node)
-    callee = Translator.__new__(Translator)
-    Translator.__init__(callee, pyfunc, [], namer=tr.namer, hints=tr.hints)
+    callee = tr.new_callee(pyfunc)
     return _inline(tr, callee, stack, values, {})
 
 
@@ -89,14 +89,10 @@ class LocalFunction:
         return values
 
     def compile_call(self, tr, args, kwargs, node):
-        import copy
-        from .lowering import lower_jumps
-        from .parse import Translator
         stack = _check_recursion(tr, self, node)
         values = self.bind(tr, args, kwargs, node)
         definer = self.definer
-        callee = Translator.__new__(Translator)
-        Translator.__init__(callee, definer.pyfunc, [], namer=tr.namer, hints=tr.hints)
+        callee = tr.new_callee(definer.pyfunc)
         callee.src = copy.copy(definer.src)
         callee.src.node = lower_jumps(self.node)
         callee.jump_flags = getattr(self.node, "jump_flags", set())
@@ -142,6 +138,5 @@ def _inline(tr, callee, stack, values, enclosing):
                 and all(atom is not var for var, _ in tr.hidden_params)):
             tr.released.add(atom)
     if is_tuple:
-        from .values import TupleValue
         return TupleValue(atoms)
     return atoms[0]

@@ -1,4 +1,6 @@
 """Handlers for elementwise numpy/math functions and Python builtins (see ``calls.py``)."""
+import math
+
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
 from ..ir.nodes import Const
@@ -19,7 +21,6 @@ for _np_name, _prim in _UNARY.items():
             decimals = static_int(tr, args[1] if len(args) > 1 else kwargs["decimals"], node, "decimals")
             return tr.emit("round", [x], node, decimals=decimals) if decimals else tr.emit("round", [x], node)
         if isinstance(x, Const) and _prim in ("sqrt", "exp", "log", "sin", "cos"):
-            import math
             try:
                 return const(getattr(math, _prim)(x.value))
             except (ValueError, OverflowError):
@@ -92,13 +93,11 @@ def _logaddexp(tr, args, kwargs, node):
 
 @handler("np.deg2rad")
 def _deg2rad(tr, args, kwargs, node):
-    import math
     return tr.emit("mul", [atom(tr, args[0], node), const(math.pi / 180.0)], node)
 
 
 @handler("np.rad2deg")
 def _rad2deg(tr, args, kwargs, node):
-    import math
     return tr.emit("mul", [atom(tr, args[0], node), const(180.0 / math.pi)], node)
 
 

@@ -5,6 +5,8 @@ from ..ir.builder import const
 from ..ir.nodes import Const
 from .calls import (HANDLERS, array_arg, atom, handler, static_int, _check_kwargs,
                     _take)
+from . import python_impls
+from .inline import inline_call
 from .values import (NONE, NoneValue, TupleValue)
 
 
@@ -102,8 +104,6 @@ def _diff(tr, args, kwargs, node):
 
 @handler("np.cumprod", "method.cumprod")
 def _cumprod(tr, args, kwargs, node):
-    from . import python_impls
-    from .inline import inline_call
     x, axis = _take(args, kwargs, ["a", "axis"])
     if axis is not None and not isinstance(axis, NoneValue):
         raise tr.error("cumprod with an axis is not supported yet (flattened cumprod only)", node,
@@ -113,8 +113,6 @@ def _cumprod(tr, args, kwargs, node):
 
 @handler("np.polyval")
 def _polyval(tr, args, kwargs, node):
-    from . import python_impls
-    from .inline import inline_call
     p, x = _take(args, kwargs, ["p", "x"])
     return inline_call(tr, python_impls.polyval, [array_arg(tr, p, node, "coefficient argument"),
                                                   atom(tr, x, node)], {}, node)

@@ -52,6 +52,13 @@ class Translator(StatementTranslation, ExpressionTranslation):
         # the caller binds one to takes it over (`y = make(x)`: y is make's array, not an alias)
         self.released = set()
 
+    def new_callee(self, pyfunc):
+        """A plain Translator for a function inlined into this one (``inline.py``), sharing the
+        names and type hints; ``inline.py`` binds the rest."""
+        callee = Translator.__new__(Translator)
+        Translator.__init__(callee, pyfunc, [], namer=self.namer, hints=self.hints)
+        return callee
+
     # ------------------------------------------------------------------ errors
     def error(self, message, node=None, cls=AdCompileError):
         loc = self.src.location(node) if node is not None else self.loc
@@ -77,6 +84,12 @@ class Translator(StatementTranslation, ExpressionTranslation):
             var = Var(name, type_)
             params.append(var)
             self.env[name] = var
+        return self.translate_body(params)
+
+    def translate_body(self, params, name=None):
+        """The IR Function of the body, once ``params`` are bound in ``env``: the hidden
+        parameters (global arrays) are added after ``params``."""
+        node = self.src.node
         self.block = []
         self.builder = Builder(self.namer, self.block)
         self.results = None
@@ -85,8 +98,8 @@ class Translator(StatementTranslation, ExpressionTranslation):
             raise self.error("the function must end with a return statement", node)
         if self.results[1] is None:
             raise self.error("the function must return a value", node, UnsupportedSyntaxError)
-        params += [var for var, _ in self.hidden_params]
-        fn = Function(node.name, params, self.block, self.results[0], self.results[1], self.src.filename)
+        params = params + [var for var, _ in self.hidden_params]
+        fn = Function(name or node.name, params, self.block, self.results[0], self.results[1], self.src.filename)
         fn.hidden_values = [value for _, value in self.hidden_params]
         return fn
     # ------------------------------------------------------------------ assignment

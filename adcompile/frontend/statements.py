@@ -10,6 +10,7 @@ from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir.builder import Builder, const
 from ..ir.nodes import Assign, Const, For, If, SetItem, Var, While
 from ..ir.types import I8
+from .inline import LocalFunction
 from .parse_tables import _BINOPS, _UNSUPPORTED_STATEMENTS
 from .targets import subscript_target
 from .unroll import is_static_sequence, unroll_for
@@ -84,7 +85,6 @@ class StatementTranslation:
             self.results = ([self.as_atom(value, node)], False)
 
     def stmt_FunctionDef(self, node):
-        from .inline import LocalFunction
         if node.decorator_list:
             raise self.error("decorated nested def is not supported", node, UnsupportedSyntaxError)
         args = node.args

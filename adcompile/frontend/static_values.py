@@ -8,7 +8,11 @@ picks a branch at compile time) and given to functions that dispatch on it.
 A ``static_function`` runs at compile time on such values (and on ints and tuples): layers
 use it to accept PyTorch's argument forms (``kernel_size=3`` or ``(3, 2)``).
 """
+from ..errors import AdCompileError
+from ..ir.builder import const
+from ..ir.nodes import Const
 from .extensions import register_classifier
+from .values import NONE, TupleValue
 
 
 class StaticStr:
@@ -58,7 +62,6 @@ class _CompileTimeCall:
         self.function = function
 
     def compile_call(self, tr, args, kwargs, node):
-        from ..errors import AdCompileError
         try:
             values = [_to_python(tr, a, node, self.function) for a in args]
             named = {k: _to_python(tr, v, node, self.function) for k, v in kwargs.items()}
@@ -68,9 +71,6 @@ class _CompileTimeCall:
 
 
 def _to_python(tr, value, node, function):
-    from ..errors import AdCompileError
-    from ..ir.nodes import Const
-    from .values import NONE, TupleValue
     if isinstance(value, Const):
         return value.value
     if value is NONE:
@@ -85,8 +85,6 @@ def _to_python(tr, value, node, function):
 
 
 def _from_python(value):
-    from ..ir.builder import const
-    from .values import NONE, TupleValue
     if value is None:
         return NONE
     if isinstance(value, str):

@@ -16,7 +16,7 @@ import re
 
 from ..errors import UnsupportedSyntaxError
 from ..ir.nodes import Var
-from .indexing import result_ndim
+from ..ir.indexing import result_ndim
 
 _FULL = ("slice", None, None, None)
 

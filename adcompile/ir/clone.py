@@ -1,5 +1,5 @@
 """Copying IR with variables renamed: used to inline one IR function into another."""
-from .nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, If, Pop, Push, SetItem, Var,
+from .nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, Function, If, Pop, Push, SetItem, Var,
                     While)
 
 
@@ -84,7 +84,6 @@ class _SameVars:
 def copy_function(fn):
     """A copy of ``fn`` with new statement objects over the same variables, so passes that
     rewrite statements in place cannot reach IR shared with other functions."""
-    from .nodes import Function
     copy = Function(fn.name, list(fn.params), clone_block(fn.body, _SameVars()), list(fn.results),
                     fn.returns_tuple, fn.source_file)
     for name in ("hidden_values",):

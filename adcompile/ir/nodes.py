@@ -17,6 +17,7 @@ loop of the user's code stays a loop in every derived function.
 import itertools
 
 from .types import Type
+from .printer import format_function
 
 _counter = itertools.count()
 
@@ -207,9 +208,10 @@ class While(Stmt):
 
 
 class CustomCall(Stmt):
-    """A call of a custom differentiable Function (``MyFn.apply``): ``forward`` is its inlined
-    forward body, which computes ``outputs`` from ``inputs``; transforms do not differentiate
-    ``forward`` but use the Function's own backward, described by ``info``."""
+    """A region with its own derivative: a custom Function call (``MyFn.apply``) or a derivative
+    called inside compiled code. ``forward`` is its inlined body, which computes ``outputs``
+    from ``inputs``; reverse mode does not differentiate ``forward`` but calls
+    ``info.reverse_rule(ctx, stmt, builder)`` (see ``transforms/reverse/context.py``)."""
 
     __slots__ = ("outputs", "inputs", "forward", "info", "loc")
 
@@ -241,7 +243,6 @@ class Function:
         self.source_file = source_file
 
     def __repr__(self):
-        from .printer import format_function
         return format_function(self)
 
 

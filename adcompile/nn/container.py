@@ -11,7 +11,7 @@ from ..module import Module
 
 
 class _ModuleSequence(Module):
-    _adcompile_sequence = True  # frontend/module_values.py: a tuple of submodules in compiled code
+    _adcompile_sequence = True  # module_values.py: a tuple of submodules in compiled code
 
     def _items(self):
         return list(self._modules.values())

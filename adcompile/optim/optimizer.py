@@ -12,6 +12,8 @@ import numpy as np
 
 from ..errors import AdCompileError
 from ..parameter import Parameter
+from .programs import optimizer_step_program
+from .saving import load_optimizer, save_optimizer
 
 
 class OptimizerError(AdCompileError, ValueError):
@@ -95,7 +97,6 @@ class Optimizer:
     # ---------------------------------------------------------------- step
     def step(self, closure=None):
         """Update every parameter that has a gradient, in one compiled call."""
-        from .programs import optimizer_step_program
         loss = closure() if closure is not None else None
         entries = [(param, k) for k, group in enumerate(self.param_groups) for param in group["params"]
                    if param.grad is not None]
@@ -170,11 +171,9 @@ class Optimizer:
 
     def save(self, path):
         """Write ``state_dict()`` to an ``.npz`` archive (numbers as 0-d arrays, never pickled)."""
-        from .saving import save_optimizer
         save_optimizer(self, path)
 
     def load(self, path):
-        from .saving import load_optimizer
         load_optimizer(self, path)
 
     def __repr__(self):

@@ -284,6 +284,6 @@ _ZERO_SAFE = ("mul_nz", "div_nz")
 def __getattr__(name):
     """The zero-safe products of :mod:`.nonfinite` (numba ufuncs), built on first use."""
     if name in _ZERO_SAFE:
-        from . import nonfinite
+        from . import nonfinite  # lazy: imports numba
         return getattr(nonfinite, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,8 +13,9 @@ semantics would miss:
     y[0] = 1.0       # AdCompileError: 'y' may share memory with 'x'
 """
 from ..ir.memory import is_view, memory_roots
-from ..frontend.indexing import items_with_atoms
-from ..ir.nodes import Assign, Const, For, SetItem, Var, While
+from ..ir.indexing import items_with_atoms
+from ..errors import AdCompileError, located
+from ..ir.nodes import AccumItem, Assign, Const, For, SetItem, Var, While, walk
 
 
 class VarInfo:
@@ -263,8 +264,6 @@ def check_shared_memory_writes(fn):
     would miss: a write into an array (or a view or alias of one) while another variable
     sharing that memory, made before the write, is still read afterwards. (A write into a view
     that nothing else reads afterwards is differentiated like a write into a fresh array.)"""
-    from ..errors import AdCompileError, located
-    from ..ir.nodes import AccumItem, SetItem, walk
     writes = [s for s in walk(fn.body, into_custom=False)
               if isinstance(s, SetItem) and not isinstance(s, AccumItem)]
     if not writes:

@@ -13,18 +13,23 @@ gives:
 * a method: inlined with ``self`` bound, as ``forward`` is when the module is called.
 
 A module that is not an argument (a global or closure) is read as a constant: its arrays
-become hidden arguments, like global arrays.
+become hidden arguments, like global arrays. (The frontend of Modules sits above the frontend,
+with the Module classes it reads; it plugs into the frontend through ``frontend/extensions.py``.)
 """
 import inspect
 import weakref
 
-from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
-from ..ir.builder import Builder, Namer, const
-from ..ir.nodes import Function, Var
-from .extensions import register_attribute_handler, register_classifier
-from .parse_tables import _Retry
-from .resolve import UserFunction
-from .values import NONE, TupleValue
+from .errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
+from .frontend.extensions import register_attribute_handler, register_classifier
+from .frontend.inline import _inline, bind_arguments
+from .frontend.parse import Translator
+from .frontend.parse_tables import _Retry
+from .frontend.resolve import UserFunction
+from .frontend.values import NONE, TupleValue
+from .ir.builder import Namer, const
+from .ir.nodes import Var
+from .module import Module
+from .parameter import Parameter
 
 _MISSING = object()
 
@@ -81,8 +86,6 @@ class ModuleValue:
         return var
 
     def plain(self, tr, value, attr, node):
-        from ..module import Module
-        from ..parameter import Parameter
         if isinstance(value, Module):
             return module_value(value, f"{self.path}{attr}.", self.leaves)
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, Module) for v in value):
@@ -102,7 +105,6 @@ class ModuleValue:
 
     # ---------------------------------------------------------------- calling
     def compile_call(self, tr, args, kwargs, node):
-        from ..module import Module
         forward = inspect.getattr_static(type(self.module), "forward", None)
         if forward is None or forward is Module.forward:
             raise tr.error(f"{type(self.module).__name__} does not define forward(self, ...)", node,
@@ -138,8 +140,6 @@ def inline_method(tr, function, owner, args, kwargs, node):
     """Inline ``function(owner, *args, **kwargs)`` (see frontend/inline.py). The same method
     may appear nested for different modules (a Sequential in a Sequential); only the same
     method of the same module again is a recursion."""
-    from .inline import _inline, bind_arguments
-    from .parse import Translator
     key = (function, id(owner.module))
     module_stack = getattr(tr, "module_stack", ())
     if key in module_stack:
@@ -165,7 +165,6 @@ def _attribute(tr, base, attr, node):
 
 @register_classifier
 def _classify(value):
-    from ..module import Module
     if isinstance(value, Module):  # a global or closure module: its arrays are constants
         return module_value(value, type(value).__name__ + ".", None)
     return None
@@ -191,7 +190,7 @@ class ModuleSlot:
 
     @property
     def leaves(self):
-        from ..module_compile import module_leaves
+        from .module_compile import module_leaves  # module_compile imports this module
         return module_leaves(self.module)
 
 
@@ -199,7 +198,6 @@ def translate_with_modules(pyfunc, slots, flat_types, name=None):
     """The IR of ``pyfunc`` whose arguments are given by ``slots`` (a ModuleSlot per Module
     argument, None for the others): its parameters are the module leaves (in place of the
     module) and the other arguments, typed by ``flat_types``."""
-    from .parse import Translator
     hints = {}
     for _ in range(8):
         try:
@@ -234,16 +232,5 @@ def _translate(tr, slots, flat_types, name):
         var = Var(arg_name, type_)
         params.append(var)
         tr.env[arg_name] = NONE if type_.dtype == "none" else var
-    tr.block = []
-    tr.builder = Builder(tr.namer, tr.block)
-    tr.results = None
-    tr.statements(node.body)
-    if tr.results is None:
-        raise tr.error("the function must end with a return statement", node)
-    if tr.results[1] is None:
-        raise tr.error("the function must return a value", node, UnsupportedSyntaxError)
-    params += [var for var, _ in tr.hidden_params]
-    fn = Function(name or node.name, params, tr.block, tr.results[0], tr.results[1], tr.src.filename)
-    fn.hidden_values = [value for _, value in tr.hidden_params]
-    return fn
+    return tr.translate_body(params, name)
 

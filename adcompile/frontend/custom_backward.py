@@ -1,8 +1,9 @@
-"""Reverse mode of a custom Function call: the user's ``backward`` is the derivative rule.
+"""The reverse rule of a custom Function call: the user's ``backward`` translated to IR.
 
-For a ``CustomCall`` (see ``frontend/custom_call.py``) the backward sweep gets the user's
-``backward(ctx, *grad_outputs)`` translated to IR in place, instead of the reverse of the
-inlined forward body:
+For a ``CustomCall`` of a custom Function (see ``custom_call.py``) the reverse transform calls
+``CustomInfo.reverse_rule``, which translates the user's ``backward(ctx, *grad_outputs)`` to
+IR in place, instead of the reverse of the inlined forward body. It talks to the transform
+only through the ``ReverseContext`` it is given (``transforms/reverse/context.py``):
 
     # grad of: y = LinearFunction.apply(x, w, b)
     # backward of custom Function LinearFunction
@@ -21,11 +22,10 @@ backward is ``@once_differentiable``: every statement of such a backward carries
 import inspect
 
 from ..errors import AdCompileError, UnsupportedSyntaxError, located
-from ..frontend.custom_call import BackwardCtx, new_translator
-from ..frontend.parse import Translator, _Retry
-from ..frontend.values import NONE, NoneValue, TupleValue
 from ..ir.builder import Builder, const
 from ..ir.nodes import Assign, Comment, Const, If, SetItem, Var, walk
+from .parse import Translator, _Retry
+from .values import NONE, NoneValue, TupleValue
 
 
 class CustomBackwardComment(Comment):
@@ -37,6 +37,29 @@ class CustomBackwardComment(Comment):
         super().__init__(f"backward of custom Function {info.name}" +
                          (" (once_differentiable)" if info.once_differentiable else ""))
         self.info = info
+
+
+class BackwardCtx:
+    """``ctx`` in backward: saved values, attributes and ``needs_input_grad`` (compile-time)."""
+
+    def __init__(self, info, needs_input_grad):
+        self.info = info
+        self.needs_input_grad = needs_input_grad
+
+
+def new_translator(cls, pyfunc, namer, hints, hidden_params, call_stack, depth, block, loc):
+    """A translator for ``pyfunc``'s body, appending to ``block`` (as frontend/inline.py does)."""
+    tr = cls.__new__(cls)
+    Translator.__init__(tr, pyfunc, [], namer=namer, hints=hints)
+    tr.hidden_params = hidden_params
+    tr.call_stack = call_stack
+    tr.depth = tr.base_depth = depth
+    tr.block = block
+    tr.builder = Builder(namer, block, loc)
+    tr.loc = loc
+    tr.results = None
+    tr.env = {}
+    return tr
 
 
 class BackwardTranslator(Translator):
@@ -51,59 +74,60 @@ class BackwardTranslator(Translator):
         self.results = (items, self.src.location(node))
 
 
-def backward_custom_call(transform, stmt, b, path, depth):
+def backward_custom_call(ctx, stmt, b):
     """Emit into ``b`` the backward of ``stmt``: the user's backward and the accumulation of its
-    gradients into the inputs' adjoints. (reverse.py restores the values the call's region
-    overwrote, around this.)"""
+    gradients into the inputs' adjoints. (The reverse transform restores the values the call's
+    region overwrote, around this.)"""
     info = stmt.info
-    needs = needs_input_grad(transform, stmt)
+    needs = needs_input_grad(ctx, stmt)
     if any(needs):
         b.append(CustomBackwardComment(info))
-        grads = [output_cotangent(transform, stmt, k, b) for k in range(len(stmt.outputs))]
-        body, returned, loc = translate_backward(transform, info, grads, needs, b.loc)
+        grads = [output_cotangent(ctx, stmt, k, b) for k in range(len(stmt.outputs))]
+        body, returned, loc = translate_backward(ctx.namer, info, grads, needs, b.loc)
         accumulation = []
-        accumulate_gradients(transform, info, needs, returned, loc, Builder(transform.namer, accumulation, b.loc))
-        remove_dead(body, accumulation, transform)
+        accumulate_gradients(ctx, info, needs, returned, loc, Builder(ctx.namer, accumulation, b.loc))
+        remove_dead(body, accumulation, ctx.kept_variables())
         for inner in walk(body):
             inner.custom_backward = info
         b.block += body + accumulation
 
 
-def needs_input_grad(transform, stmt):
+def needs_input_grad(ctx, stmt):
     """One compile-time bool per forward input: does this derivative need its gradient?"""
     info = stmt.info
     differentiable = [out for k, out in enumerate(stmt.outputs)
                       if k not in info.non_differentiable and out.type.is_float]
-    if not any(out in transform.active for out in differentiable):
+    if not any(ctx.is_active(out) for out in differentiable):
         return [False] * len(info.arguments)
-    return [isinstance(a, Var) and a.type.is_float and a in transform.active for a in info.arguments]
+    return [isinstance(a, Var) and a.type.is_float and ctx.is_active(a) for a in info.arguments]
 
 
-def output_cotangent(transform, stmt, k, b):
+def output_cotangent(ctx, stmt, k, b):
     """The adjoint of output ``k`` (zeros if it has none, as PyTorch materializes them)."""
     out = stmt.outputs[k]
-    if out not in transform.active or k in stmt.info.non_differentiable:
+    if not ctx.is_active(out) or k in stmt.info.non_differentiable:
         return b.call("zeros_like", out) if stmt.info.materialize_grads else NONE
-    if out in transform.adj_values:
-        return transform.adj_values.pop(out)
-    g = transform.adjoint(out)
-    if transform.overwrites(out):  # the adjoint restarts from zero for the previous value
-        g_now = Var(transform.namer.fresh("_g" + out.name), out.type)
+    pending = ctx.take_pending(out)
+    if pending is not None:
+        return pending
+    g = ctx.adjoint(out)
+    if ctx.is_overwritten(out):  # the adjoint restarts from zero for the previous value
+        g_now = Var(ctx.namer.fresh("_g" + out.name), out.type)
         b.append(Assign(g_now, "alias", [g]))
-        b.emit("zeros_like", [out], target=transform.adjoint(out))
+        b.emit("zeros_like", [out], target=ctx.adjoint(out))
         g = g_now
     return g
 
 
-def translate_backward(transform, info, grads, needs, loc):
+def translate_backward(namer, info, grads, needs, loc):
     """The IR of the user's backward: (statements, returned values, location of its return)."""
     backward = info.cls.backward
     hints = {}
-    taken = set(transform.namer.taken)
+    taken = set(namer.taken)
     for _ in range(8):
-        transform.namer.taken = set(taken)  # the same names again, so that type hints apply
+        namer.taken = set(taken)  # the same names again, so that type hints apply
         body = []
-        tr = new_translator(BackwardTranslator, backward, transform.namer, hints, list(info.hidden),
+        tr = new_translator(BackwardTranslator, backward, namer, hints, list(info.hidden),
                             (), 0, body, loc)
         n_hidden = len(tr.hidden_params)
         bind_backward_parameters(tr, info, grads, needs, body)
@@ -152,7 +176,7 @@ def _local(tr, name, value, body):
     return local
 
 
-def accumulate_gradients(transform, info, needs, returned, loc, b):
+def accumulate_gradients(ctx, info, needs, returned, loc, b):
     n = len(info.arguments)
     if len(returned) > n and any(not isinstance(g, NoneValue) for g in returned[n:]):
         raise located(AdCompileError, f"backward of {info.name} returned {len(returned)} gradients, but "
@@ -175,12 +199,12 @@ def accumulate_gradients(transform, info, needs, returned, loc, b):
         if needs[k]:
             if arg.type.ndim:  # checks the shape at run time; sums to it where the input has
                 g = b.call("unbroadcast", g, arg)  # length 1, as PyTorch does
-            transform.accumulate(b, arg, g, None, None)
+            ctx.accumulate(b, arg, g)
 
 
-def remove_dead(body, accumulation, transform):
-    """Drop assignments in ``body`` whose value nobody reads (gradients of inputs that need none)."""
-    keep = set(transform.primal_vars) | set(transform.adjoints.values())
+def remove_dead(body, accumulation, keep):
+    """Drop assignments in ``body`` whose value nobody reads (gradients of inputs that need none),
+    except those of the variables in ``keep``."""
     while True:
         read = {a for s in walk(body + accumulation) for a in s.reads() if isinstance(a, Var)}
         read |= {s.array for s in walk(body + accumulation) if isinstance(s, SetItem)}

@@ -1,0 +1,310 @@
+"""The taping plan of reverse mode: what the forward sweep saves, and how the backward puts it back.
+
+An assignment at loop depth 0 saves into a variable (``y_saved``), inside a loop onto a stack
+(``rt.push(tape_y, y)``) that the backward sweep pops, or, for scalars in a loop whose trip
+count is known on entry, into a preallocated array with a stack pointer. A value is saved
+only if the backward sweep reads it after undoing the assignment (``Liveness.read_before``);
+a first assignment has nothing to save. A loop's trip count, start and step are recorded on
+entry, a while loop's trips by counting. Cheap scalar temporaries of a loop body are
+recomputed at the start of each backward iteration instead of being saved.
+
+A mixin of ``ReverseTransform`` (``transform.py``): it owns ``saves``, ``save_count``,
+``tapes``, ``counted_loop``, ``counted_tapes``, ``recomputable``, ``recomputed_ids``,
+``placeholders``, ``loop_records`` and ``restored``.
+"""
+from ...ir.builder import Builder, const
+from ...ir.indexing import index_params
+from ...ir.nodes import Assign, Const, CustomCall, For, If, Pop, Push, SetItem, Var, While, walk
+from ...ir.types import NONE_T, Type
+from ...rules.vjp import getitem
+from .liveness import value_reads
+
+# Scalar primitives cheap enough to recompute in the backward sweep instead of saving.
+RECOMPUTABLE = {"getitem", "add", "sub", "mul", "div", "neg", "alias", "dim", "size", "to_float",
+                "abs", "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "ne"}
+
+
+class TapingPlan:
+    """The forward sweep with its saves, and the restoring of saved values."""
+
+    def overwrites(self, var):
+        return self.scopes.is_multiply_defined(var, self.fn.params)
+
+    def defined_before(self, var, stmt):
+        """Whether ``var`` surely has a value when ``stmt`` runs (a parameter, or assigned by
+        an unconditional top-level statement before it, not a loop that may run zero times);
+        if not, it gets a placeholder."""
+        if var in self.fn.params:
+            return True
+        info = self.scopes.info.get(var)
+        where = self.order.get(id(stmt))
+        return info is not None and where is not None and any(
+            path == () and not isinstance(d, For) and self.order.get(id(d), where) < where
+            for d, _, path in info.defs)
+
+    def first_definition(self, stmt, var, depth):
+        """Whether ``stmt``, outside loops, is the first assignment of ``var``: there is no
+        earlier value to save then."""
+        info = self.scopes.info.get(var)
+        return (depth == 0 and var not in self.fn.params and info is not None and bool(info.defs)
+                and info.defs[0][0] is stmt)
+
+    def save(self, out, stmt, value, depth, base, key=None, direct=False):
+        """Emit into ``out`` the saving of ``value`` before ``stmt`` overwrites it (``direct``:
+        ``value`` is a fresh variable that can be the slot itself)."""
+        key = id(stmt) if key is None else key
+        self.save_count += 1
+        if depth == 0 and direct:
+            self.saves[key] = ("slot", value)
+        elif depth == 0:
+            slot = Var(self.namer.fresh(base + "_saved"), value.type)
+            out.append(Assign(slot, "alias", [value], loc=stmt.loc))
+            self.saves[key] = ("slot", slot)
+        elif depth == 1 and value.type.ndim == 0 and self.counted_loop is not None:
+            # One push per iteration at most, and the trip count is known on loop entry:
+            # a preallocated array and a stack pointer instead of a growing list.
+            tape = Var(self.namer.fresh("tape_" + base), Type(value.type.dtype, 1))
+            top = Var(self.namer.fresh("top_" + base), Type("i8"))
+            self.counted_tapes.append((tape, top))
+            out.append(SetItem(tape, value, [("int", top)], loc=stmt.loc))
+            out.append(Assign(top, "add", [top, const(1)], loc=stmt.loc))
+            self.saves[key] = ("array", tape, top)
+        else:
+            tape = Var(self.namer.fresh("tape_" + base), NONE_T)
+            self.tapes.append((tape, value.type))
+            out.append(Push(tape, value, loc=stmt.loc))
+            self.saves[key] = ("tape", tape, value.type)
+
+    def pop_saved(self, saved, b, target):
+        """Emit the restoring of a saved value into ``target`` (the inverse of ``save``)."""
+        if saved[0] == "slot":
+            b.emit("alias", [saved[1]], target=target)
+        elif saved[0] == "tape":
+            b.append(Pop(target, saved[1]))
+        else:
+            _, tape, top = saved
+            b.append(Assign(top, "sub", [top, const(1)], loc=b.loc))
+            params, index_args = index_params(tape.type, [("int", top)])
+            b.emit("getitem", [tape] + index_args, target=target, **params)
+
+    def restore_var(self, stmt, b):
+        saved = self.saves.get(id(stmt)) if self.needed is not None else None
+        if saved is not None:
+            self.pop_saved(saved, b, stmt.target)
+
+    def restore_items(self, stmt, b):
+        """Put back the values a SetItem overwrote."""
+        saved = self.saves.get(id(stmt)) if self.needed is not None else None
+        if saved is None:
+            return
+        if saved[0] == "slot":
+            value = saved[1]
+        else:
+            type_ = saved[2] if saved[0] == "tape" else saved[1].type.with_ndim(0)
+            value = Var(self.namer.fresh("_popped"), type_, is_temp=True)
+            self.pop_saved(saved, b, value)
+        b.append(SetItem(stmt.array, value, stmt.items))
+
+    @staticmethod
+    def region_vars(stmt):
+        """Variables a custom call's region assigns: its outputs and its internal variables."""
+        found = list(stmt.outputs)
+        for inner in walk(stmt.forward):
+            found += [v for v in inner.writes() if v not in found]
+        return found
+
+    def save_region(self, out, stmt, depth, when):
+        """A custom call's region is atomic: the needed variables it assigns are saved as a
+        whole on entry (for the statements before it) and on exit (for its own rule)."""
+        for var in self.region_vars(stmt):
+            if var in self.needed and var.type.dtype != "none" and self.scopes.is_overwritten(var, self.fn.params):
+                if var not in self.fn.params and var not in self.placeholders:
+                    self.placeholders.append(var)
+                self.save(out, stmt, var, depth, var.name, key=(id(stmt), var, when))
+
+    def restore_region(self, stmt, b, when):
+        if self.needed is None:
+            return
+        for var in reversed(self.region_vars(stmt)):
+            saved = self.saves.get((id(stmt), var, when))
+            if saved is not None:
+                self.pop_saved(saved, b, var)
+
+    def forward_block(self, block, depth):
+        out = []
+        for stmt in block:
+            if isinstance(stmt, Assign):
+                target = stmt.target
+                if (target in self.needed and self.scopes.is_overwritten(target, self.fn.params)
+                        and not self.first_definition(stmt, target, depth)
+                        and id(stmt) not in self.recomputed_ids
+                        and self.read_before(target, stmt)):
+                    if not self.defined_before(target, stmt) and target not in self.placeholders:
+                        self.placeholders.append(target)
+                    self.save(out, stmt, target, depth, target.name)
+                    self.restored.add(target)
+                out.append(stmt)
+            elif isinstance(stmt, SetItem):
+                # the write changes every array sharing the memory: undo it if the backward
+                # reads any of them before (in program order) the write
+                if any(var in self.needed and self.read_before(var, stmt)
+                       for var in self.memory_shared(stmt.array)):
+                    b = Builder(self.namer, out, stmt.loc)
+                    old = getitem(b, stmt.array, stmt.items)
+                    if old.type.ndim:
+                        old = b.call("copy", old)
+                    old.is_temp = depth > 0  # a slot must stay a variable
+                    if depth == 0:
+                        old.name = self.namer.fresh(stmt.array.name + "_overwritten")
+                    self.save(out, stmt, old, depth, stmt.array.name, direct=True)
+                    self.restored.add(stmt.array)
+                out.append(stmt)
+            elif isinstance(stmt, CustomCall):
+                self.save_region(out, stmt, depth, "entry")
+                out.append(stmt)
+                self.save_region(out, stmt, depth, "exit")
+            elif isinstance(stmt, If):
+                out.append(If(stmt.cond, self.forward_block(stmt.body, depth),
+                              self.forward_block(stmt.orelse, depth), stmt.loc))
+            elif isinstance(stmt, For):
+                self.save_loop_index(out, stmt, depth)
+                self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
+                n_saves = self.save_count
+                if depth == 0:
+                    self.counted_loop, self.counted_tapes = stmt, []
+                body = self.forward_block(stmt.body, depth + 1)
+                if self.loop_has_backward(stmt, n_saves):
+                    out += self.record_for(stmt, depth)
+                if depth == 0:
+                    out += self.allocate_counted_tapes(stmt)
+                    self.counted_loop = None
+                out.append(For(stmt.index, stmt.start, stmt.stop, stmt.step, body, stmt.loc))
+            elif isinstance(stmt, While):
+                self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
+                n_saves = self.save_count
+                if depth == 0:
+                    self.counted_loop = None
+                body = self.forward_block(stmt.body, depth + 1)
+                if self.loop_has_backward(stmt, n_saves):
+                    records = []
+                    counter = self.record_var("trips", Type("i8"), const(0), stmt, depth, records)
+                    out += records
+                    body.append(Assign(counter, "add", [counter, const(1)], loc=stmt.loc))
+                    self.loop_records[id(stmt)] = (counter, self.last_records(records))
+                out.append(While(stmt.cond_body, stmt.cond, body, stmt.loc))
+            else:
+                out.append(stmt)
+        return out
+
+    def save_loop_index(self, out, loop, depth):
+        """The backward of a ``for`` loop runs with the same index variable, so an index value
+        that the backward of earlier statements reads (another loop's ``i``) is saved before
+        the loop and put back after its backward."""
+        index = loop.index
+        if (index in self.needed and self.scopes.is_overwritten(index, self.fn.params)
+                and not self.first_definition(loop, index, depth) and self.read_before(index, loop)):
+            if not self.defined_before(index, loop) and index not in self.placeholders:
+                self.placeholders.append(index)
+            self.save(out, loop, index, depth, index.name)
+
+    def recomputed(self, loop):
+        """Scalar temporaries of ``loop``'s body that are cheaper to recompute at the start of
+        each backward iteration than to save: defined once, directly in the body, by a cheap
+        primitive of constants, the loop index, values the loop never writes, or other such
+        temporaries (``x[i]``, ``-k``)."""
+        key = id(loop)
+        if key not in self.recomputable:
+            written = {v for s in walk(loop.body) for v in s.writes()}
+            index = loop.index if isinstance(loop, For) else None
+            chosen, targets = [], set()
+            for stmt in loop.body:
+                if not (isinstance(stmt, Assign) and stmt.target.is_temp and stmt.target.type.ndim == 0
+                        and stmt.prim in RECOMPUTABLE and not stmt.inplace):
+                    continue
+                info = self.scopes.info.get(stmt.target)
+                if info is None or len(info.defs) != 1:
+                    continue
+                if all(isinstance(a, Const) or a is index or a in targets
+                       or (a not in written and a.type.dtype != "none") for a in stmt.args):
+                    chosen.append(stmt)
+                    targets.add(stmt.target)
+            self.recomputable[key] = chosen
+        return self.recomputable[key]
+
+    def recompute(self, loop, body):
+        """The statements recomputing those of ``loop``'s recomputable temporaries (see
+        ``recomputed``) that the backward ``body`` reads."""
+        wanted = {a for s in walk(body) for a in s.reads() if isinstance(a, Var)}
+        chosen = []
+        for stmt in reversed(self.recomputed(loop)):
+            if stmt.target in wanted:
+                chosen.insert(0, stmt)
+                wanted.update(a for a in stmt.args if isinstance(a, Var))
+        statements = [Assign(s.target, s.prim, list(s.args), dict(s.params), s.loc) for s in chosen]
+        for stmt in statements:
+            for var in value_reads(stmt, self.reshaped):
+                if var in self.primal_vars:
+                    for read in self.memory_read(var):
+                        self.read_sites.setdefault(read, set()).add(id(loop))
+        return statements
+
+    def allocate_counted_tapes(self, loop):
+        out = []
+        if self.counted_tapes:
+            n = self.loop_records[id(loop)][0]
+            for tape, top in self.counted_tapes:
+                out.append(Assign(tape, "empty", [n], {"ndim": 1, "dtype": tape.type.dtype}, loop.loc))
+                out.append(Assign(top, "alias", [const(0)], loc=loop.loc))
+        return out
+
+    def loop_has_backward(self, loop, n_saves_before):
+        if self.save_count > n_saves_before:
+            return True
+        return any(isinstance(s, (Assign, SetItem)) and (getattr(s, "target", None) in self.active
+                                                         or getattr(s, "array", None) in self.active)
+                   for s in walk(loop.body))
+
+    def record_var(self, base, type_, value, stmt, depth, out):
+        var = Var(self.namer.fresh(base), type_)
+        assign = Assign(var, "alias", [value], loc=stmt.loc)
+        if depth > 0:
+            self.placeholders.append(var)
+            self.save(out, assign, var, depth, base)
+        out.append(assign)
+        return var
+
+    def record_for(self, loop, depth):
+        out = []
+        b = Builder(self.namer, out, loop.loc)
+        bounds = [loop.start, loop.stop, loop.step]
+        if all(isinstance(a, Const) for a in bounds):  # known now: nothing to record
+            n = const(len(range(*(a.value for a in bounds))))
+        elif depth == 0:
+            n = b.emit("range_len", bounds, target=Var(self.namer.fresh("n_" + loop.index.name), Type("i8")))
+        else:
+            trips = b.call("range_len", *bounds)
+            trips.is_temp = False
+            n = self.record_var("n_" + loop.index.name, trips.type, trips, loop, depth, out)
+        start = loop.start if isinstance(loop.start, Const) else \
+            self.record_var(loop.index.name + "_start", loop.start.type, loop.start, loop, depth, out)
+        step = loop.step if isinstance(loop.step, Const) else \
+            self.record_var(loop.index.name + "_step", loop.step.type, loop.step, loop, depth, out)
+        self.loop_records[id(loop)] = (n, start, step, self.last_records(out))
+        return out
+
+    @staticmethod
+    def last_records(out):
+        return [s for s in out if isinstance(s, Assign) and s.prim == "alias"]
+
+    def keep_results(self, forward):
+        """The results as computed by the forward sweep: a result that the backward sweep
+        restores to an earlier value is first copied."""
+        results = []
+        b = Builder(self.namer, forward)
+        for atom in self.fn.results:
+            if isinstance(atom, Var) and self.memory_read(atom) & self.restored and self.want_values:
+                kept = b.call("copy", atom) if atom.type.ndim else b.emit("alias", [atom])
+                kept.name, kept.is_temp = self.namer.fresh(atom.name + "_result"), False
+                atom = kept
+            results.append(atom)
+        return results

@@ -1,0 +1,100 @@
+"""The reverse transform's driver: state, the passes to a fixpoint, and the assembled function.
+
+``ReverseTransform`` combines the three parts of reverse mode, each a mixin in its own file:
+``TapingPlan`` (``taping.py``: the forward sweep and what it saves), ``Liveness``
+(``liveness.py``: what the backward sweep reads, and the fixpoint over both sweeps) and
+``AdjointSweep`` (``sweep.py``: the backward sweep). Every attribute is set here, in
+``__init__`` or in ``start_pass`` (the per-round state).
+"""
+from ...ir.builder import Builder
+from ...ir.memory import memory_roots
+from ...ir.nodes import Comment, Function, Var, walk
+from ...passes.activity import active_vars
+from ...rules.vjp import NON_DIFFERENTIABLE
+from ..arguments import copy_written_arguments
+from ..scopes import Scopes, check_shared_memory_writes
+from .context import ReverseContext
+from .liveness import Liveness, enclosing_loops
+from .sweep import AdjointSweep, check_rules
+from .taping import TapingPlan
+
+
+class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
+    """Reverse mode of one IR function (see the package docstring)."""
+
+    def __init__(self, fn, wrt, namer, mode="grad"):
+        self.fn = fn
+        self.wrt = [fn.params[k] for k in wrt]
+        self.namer = namer
+        self.mode = mode
+        self.want_values = mode != "grad"  # whether the primal results are returned too
+        check_shared_memory_writes(fn)
+        self.scopes = Scopes(fn)
+        self.order = {id(stmt): k for k, stmt in enumerate(walk(fn.body))}
+        self.loops = enclosing_loops(fn.body)
+        self.read_sites = {}     # primal Var -> ids of the statements whose backward reads it
+        results = [a for a in fn.results if isinstance(a, Var)]
+        self.active = active_vars(fn.body, self.wrt, results, NON_DIFFERENTIABLE)
+        check_rules(fn.body, self.active)
+        self.primal_vars = set(self.scopes.info) | set(fn.params)
+        # A view (``w[1:]``, ``x.T``, ``y = x``) read by the backward sweep reads the memory of
+        # the arrays it views: a later write into them must be undone before that read.
+        self.memory = memory_roots(fn.body, fn.params)
+        for var in self.primal_vars:
+            namer.reserve(var.name)
+        # arrays assigned more than once: their shapes may differ, so shape reads count too
+        self.reshaped = {v for v in self.primal_vars if v.type.ndim and self.scopes.is_rebound(v, fn.params)}
+        self.context = ReverseContext(self)  # what the reverse rules of regions (CustomCall) may use
+        self.saves = {}          # key of a save -> where the value went (see ``TapingPlan.save``)
+        self.needed = None       # the primal Vars the backward sweep reads (None: not known yet)
+        self.save_count = 0      # saves emitted so far (``saves`` keeps its keys from round to round)
+        self.results = list(fn.results)  # the results as the forward sweep leaves them
+        self.cotangent_params = []  # vjp mode: one cotangent parameter per result
+        self.seeded = set()      # results whose adjoint is initialised to their seed
+        self.start_pass()
+
+    def start_pass(self):
+        """Reset the state of one round of both sweeps."""
+        self.adjoints = {}       # primal Var -> adjoint Var
+        self.adj_values = {}     # single-use temp -> the atom holding its whole cotangent
+        self.backward_statements = []
+        self.tapes = []
+        self.counted_loop, self.counted_tapes = None, []
+        self.recomputable, self.recomputed_ids = {}, set()
+        self.placeholders = []
+        self.loop_records = {}
+        self.restored = set()    # Vars whose forward values the backward sweep puts back
+
+    def run(self):
+        """The IR function of the derivative."""
+        forward, backward = self.run_to_fixpoint()
+        return self.assemble(forward, backward)
+
+    def assemble(self, forward, backward):
+        """The derivative function: placeholders and tapes, both sweeps, the gradients."""
+        prologue = []
+        b = Builder(self.namer, prologue)
+        for var in self.placeholders:
+            b.emit("placeholder", [], target=var, type=var.type)
+        for tape, type_ in self.tapes:
+            like = b.emit("placeholder", [], type=type_)
+            b.emit("new_tape", [like], target=tape)
+        copy_written_arguments(self.fn, b)
+        epilogue = []
+        b = Builder(self.namer, epilogue)
+        grads = []
+        for param in self.wrt:
+            if param in self.active:
+                adj = self.adjoint(param)
+                grads.append(b.call("cast_like", adj, param) if param.type.dtype == "f4" else adj)
+            else:
+                grads.append(b.call("zeros_like", param))
+        body = prologue + [Comment("forward")] + forward + [Comment("backward")] + backward + epilogue
+        params = list(self.fn.params)
+        if self.mode == "grad":
+            results = grads
+        else:
+            params += self.cotangent_params
+            results = list(self.results) + grads
+        suffix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[self.mode]
+        return Function(f"{self.fn.name}_{suffix}", params, body, results, True, self.fn.source_file)
