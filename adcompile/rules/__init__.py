@@ -1,1 +1,1 @@
-"""Derivative rules, one table per mode, keyed by primitive name."""
+"""Views of the primitive table kept for the transforms until they ask ``ir/primitives`` directly."""

@@ -1,13 +1,9 @@
-"""Argument positions through which a primitive reads only a shape or a dtype, not values.
+"""Shape-only argument positions, as the transforms still import them: a view of the table.
 
-``unbroadcast(g, x)`` sums ``g`` to the shape of ``x``: no derivative flows from ``x`` and
-the reverse sweep does not need ``x``'s value, only a value of the same shape.
+A primitive declares them as ``shape_only`` (``ir/primitives/``): ``unbroadcast(g, x)`` reads
+only the shape of ``x``, so no derivative flows from ``x``.
 """
-SHAPE_ONLY = {"zeros_like": (0,), "ones_like": (0,), "unbroadcast": (1,), "broadcast_to_shape": (1,),
-              "dim": (0,), "size": (0,), "cast_like": (1,), "diag_adjoint": (1,)}
+from ..ir.primitives import PRIMITIVES
 
-
-def value_args(stmt):
-    """The arguments of an Assign whose values (not just shapes) it reads."""
-    skip = SHAPE_ONLY.get(stmt.prim, ())
-    return [a for k, a in enumerate(stmt.args) if k not in skip]
+# kept for transforms/ until it asks the primitive
+SHAPE_ONLY = {name: spec.shape_only for name, spec in PRIMITIVES.items() if spec.shape_only}
