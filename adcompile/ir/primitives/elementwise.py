@@ -1,6 +1,6 @@
 """Elementwise functions: numpy's unary float functions, abs/sign/rounding, and the binary and
-ternary functions (maximum, arctan2, hypot, where, clip, ...). Each declaration is followed by
-nothing else: its reverse rule is right above it, its forward rule follows from ELEMENTWISE."""
+ternary functions (maximum, arctan2, where, clip, ...). Each primitive's reverse rule is
+written right above its declaration; its forward rule follows from its ELEMENTWISE kind."""
 import math
 
 from ..nodes import const
