@@ -1,4 +1,4 @@
-"""Cost of the zero-safe derivative rules (rules/vjp.py, runtime/nonfinite.py) on 1e6 elements.
+"""Cost of the zero-safe derivative rules (ir/primitives/, runtime/nonfinite.py) on 1e6 elements.
 
 Times the numba-compiled gradient of functions whose rules use ``div_nz``/``mul_nz`` twice:
 with the rules as they are, and with the plain products swapped in (``div_nz`` -> ``/``,

@@ -110,17 +110,17 @@ def cli_help():
     return _fence("\n".join(texts).replace("usage: adcompile", "usage: adcompile"))
 
 
-def tanh_rule():
-    """Every line of adcompile's source that mentions tanh: what adding a rule touches."""
+def hypot_rule():
+    """Every line of adcompile's source and tests that mentions hypot: what adding a rule touches."""
     parts = []
-    for path in ["adcompile/frontend/resolve.py", "adcompile/frontend/calls.py", "adcompile/primitives.py",
-                 "adcompile/rules/vjp.py", "adcompile/rules/jvp.py", "tests/test_rules.py"]:
+    for path in ["adcompile/ir/primitives/elementwise.py", "tests/test_rules.py"]:
         lines = (ROOT / path).read_text().splitlines()
-        hits = [k for k, line in enumerate(lines) if "tanh" in line and "np.tanh(_SQRT" not in line]
-        if path.endswith("vjp.py"):  # the whole rule: the decorator line and the body
-            hits = [k + d for k in hits for d in (0, 1, 2)]
-        if path.endswith("test_rules.py"):
-            hits = [k + d for k in hits[:1] for d in (-3, -2, -1, 0)]
+        hits = [k for k, line in enumerate(lines) if "hypot" in line]
+        if path.endswith("elementwise.py"):  # the whole reverse rule and the declaration
+            first = next(k for k in hits if lines[k].startswith("def "))
+            hits = list(range(first, hits[-1] + 2))
+        if path.endswith("test_rules.py"):  # each row: the decorator, the def and its body
+            hits = [k + d for k in hits if lines[k].startswith("def ") for d in (-1, 0, 1)]
         shown = "\n".join(f"{k + 1:4d}  {lines[k]}" for k in sorted(set(hits)))
         parts.append(f"`{path}`\n\n" + _fence(shown, "text"))
     return "\n".join(parts)
@@ -188,7 +188,7 @@ def _doc_markdown(doc):
 
 
 GENERATORS = {"rejected": rejected, "stages": stages, "cli_examples": cli_examples, "cli_help": cli_help,
-              "tanh_rule": tanh_rule, "api": api, "api_submodules": api_submodules}
+              "hypot_rule": hypot_rule, "api": api, "api_submodules": api_submodules}
 
 
 def render(text):

@@ -21,8 +21,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "adcompile"
 # A module belongs to the layer of the longest prefix listed (a package covers its modules).
 LAYERS = [
     ("base", ["adcompile.errors", "adcompile.function"]),
-    ("ir", ["adcompile.ir", "adcompile.primitives"]),
-    ("rules", ["adcompile.rules"]),
+    ("ir", ["adcompile.ir"]),
     ("passes", ["adcompile.passes"]),
     ("frontend", ["adcompile.frontend"]),
     ("transforms", ["adcompile.transforms"]),
@@ -64,10 +63,6 @@ DEFERRED = {
     # the package's __version__, read at call time (tests patch adcompile.__version__)
     ("adcompile.backend.cache_key", "adcompile"),
     ("adcompile.cli", "adcompile"),
-    # files owned elsewhere while issue 9 is worked on: primitives.py, and rules/vjp.py, which
-    # should import ir/indexing.py (frontend/indexing.py re-exports it until then)
-    ("adcompile.primitives", "adcompile.ir.types"),
-    ("adcompile.rules.vjp", "adcompile.frontend.indexing"),
 }
 
 

@@ -5,12 +5,13 @@ points").
   inf, as the one-sided derivative, JAX and PyTorch say; NaN inputs propagate, as numpy does.
 * At kinks adcompile returns a subgradient: abs at 0 -> 0, maximum/minimum at a tie -> all
   of the cotangent to the first argument, norm at 0 -> 0 (PyTorch's convention).
-* A zero cotangent contributes zero (the zero-safe products of rules/vjp.py): a branch that
+* A zero cotangent contributes zero (the zero-safe products of ir/primitives/reverse_helpers.py): a branch that
   ``np.where`` did not select never turns 0 * inf into nan. This is where adcompile goes beyond
   JAX and PyTorch, which both return nan for the pairwise-distance sum below.
 
 Every finite gradient is checked against central finite differences or a closed form.
 """
+import math
 import warnings
 
 import numpy as np
@@ -153,6 +154,36 @@ def test_norm_forward_mode_at_zero():
     f = adcompile.compile(norm, backend="python")
     _, tangent = adcompile.jvp(f, (np.zeros(3),), (np.ones(3),))
     assert tangent == 0.0
+
+
+def hypot_scalars(x, y):
+    return math.hypot(x, y)
+
+
+def hypot_sum(x, y):
+    return np.sum(np.hypot(x, y))
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_hypot_does_not_overflow(backend):
+    """np.hypot/math.hypot are a primitive emitted as np.hypot, not sqrt(x*x + y*y) = inf."""
+    assert adcompile.compile(hypot_scalars, backend=backend)(1e200, 1e200) == pytest.approx(math.sqrt(2.0) * 1e200)
+    big = np.array([1e200, 3.0])
+    assert adcompile.compile(hypot_sum, backend=backend)(big, big) == pytest.approx(math.sqrt(2.0) * 1e200)
+    assert grad_of(hypot_scalars, 1e200, 1e200, wrt=(0, 1), backend=backend) == \
+        pytest.approx((math.sqrt(0.5), math.sqrt(0.5)))
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_hypot_at_the_origin_has_zero_subgradient(backend):
+    assert grad_of(hypot_scalars, 0.0, 0.0, wrt=(0, 1), backend=backend) == (0.0, 0.0)
+    gx, gy = grad_of(hypot_sum, np.array([0.0, 3.0]), np.array([0.0, 4.0]), wrt=(0, 1), backend=backend)
+    assert list(gx) == pytest.approx([0.0, 0.6]) and list(gy) == pytest.approx([0.0, 0.8])
+
+
+def test_hypot_forward_mode_at_the_origin():
+    f = adcompile.compile(hypot_scalars, backend="python")
+    assert adcompile.jvp(f, (0.0, 0.0), (1.0, 1.0))[1] == 0.0
 
 
 # ----------------------------------------------------------------- unselected branches

@@ -256,6 +256,21 @@ def np_sqrt(x):
     return np.sqrt(x)
 
 
+@case(normal(3, 1), away(4), f32=True)
+def np_hypot(x, y):
+    return np.hypot(x, y)
+
+
+@case(normal(), away())
+def math_hypot(x, y):
+    return math.hypot(x, y) * x
+
+
+@case(normal(3, 1), normal(4), f32=True)
+def np_logaddexp(a, b):
+    return np.logaddexp(a, b)
+
+
 @case(normal(5))
 def np_square(x):
     return np.square(x)
@@ -477,6 +492,19 @@ def like_forms(x):
 @case(normal())
 def like_forms_scalar(s):
     return s * np.ones_like(s) + np.zeros_like(s)
+
+
+@case(normal(4), f32=True)
+def astype_float64(x):
+    return x.astype(np.float64) * x + np.float64(x[0])
+
+
+@case(normal(3))
+def loop_carried_alias(x):
+    y = x
+    for _ in range(2):
+        y = y * x
+    return y
 
 
 @case(normal(4))
@@ -794,6 +822,29 @@ def check_transpose_identity(entry, backend="python", dtype=np.float64, seed=0):
                   f"{entry.name} <v, J u> vs <J^T v, u>")
 
 
+def check_forward(entry, dtype=np.float64, seed=0):
+    """adcompile.jvp of the op (forward mode) vs a central difference of the plain op along the
+    same random tangents, compared through a random cotangent ``v``: <v, J u>."""
+    args = entry.args(dtype, seed)
+    positions = _float_positions(args)
+    _, fn = compiled(entry.name, "python", False)
+    rng = np.random.default_rng(seed + 3)
+    u = [_random_like(args[k], rng) for k in positions]
+    tangents = [None] * len(args)
+    for k, direction in zip(positions, u):
+        tangents[k] = _as_dtype(direction, dtype) if isinstance(direction, np.ndarray) else \
+            (np.float32(direction) if dtype is np.float32 else direction)
+    out, tangent = adcompile.jvp(fn, tuple(args), tuple(tangents))
+    assert np.shape(tangent) == np.shape(out), f"{entry.name}: tangent shape {np.shape(tangent)} != {np.shape(out)}"
+    numeric = _central_difference(entry.fn, _as_f64(args), positions, u)
+    v = _random_like(numeric if np.ndim(numeric) else 0.0, rng)
+    analytic_value, analytic_scale = _inner(v, tangent)
+    numeric_value, numeric_scale = _inner(v, numeric)
+    rtol, atol = (RTOL64, ATOL64) if dtype is np.float64 else (RTOL32, ATOL32)
+    _assert_close(analytic_value, numeric_value, max(analytic_scale, numeric_scale), rtol * entry.rtol,
+                  atol * entry.rtol, f"{entry.name} forward mode <v, J u>")
+
+
 # ----------------------------------------------------------------------------- tests
 F32_CASES = [c for c in CASES if c.f32]
 NUMBA_CASES = [c for c in CASES if c.numba]
@@ -813,6 +864,16 @@ def test_gradient_float64(entry):
 @pytest.mark.parametrize("entry", CASES, ids=repr)
 def test_transpose_identity_float64(entry):
     check_transpose_identity(entry)
+
+
+@pytest.mark.parametrize("entry", CASES, ids=repr)
+def test_forward_float64(entry):
+    check_forward(entry)
+
+
+@pytest.mark.parametrize("entry", F32_CASES, ids=repr)
+def test_forward_float32(entry):
+    check_forward(entry, dtype=np.float32)
 
 
 @pytest.mark.parametrize("entry", F32_CASES, ids=repr)

@@ -1,6 +1,6 @@
 """IR -> Python source text that numba compiles (and that also runs as plain Python).
 
-Expressions come from each primitive's template (``primitives.py``) and are printed by astor,
+Expressions come from each primitive's template (``ir/primitives/``) and are printed by astor,
 which places parentheses. Compiler temporaries that are read once, in the same block, are
 folded back into the expression that reads them, so ``_t1 = X @ w; p = 1 / (1 + np.exp(-_t1))``
 reads as the user wrote it. Statements carry comments tying them to the user's lines.
@@ -10,8 +10,8 @@ import copy
 
 import astor
 
-from .. import primitives
 from ..ir.indexing import index_text
+from ..ir.primitives import template_for
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, If, Pop, Push, SetItem,
                         Var, While, walk)
@@ -104,7 +104,7 @@ class FunctionWriter:
             if isinstance(a, Var):
                 reads |= pending[a][1] if a in pending else sharing({a}, self.roots)
         args = [self.atom(a, pending) for a in stmt.args]
-        template = primitives.template_for(stmt.prim, [a.type for a in stmt.args], stmt.params)
+        template = template_for(stmt.prim, [a.type for a in stmt.args], stmt.params)
         return _Fill(args).visit(_deep(_parse_template(template))), reads
 
     def index(self, items, pending):

@@ -13,6 +13,7 @@ deviations, ``keepdims=True`` -> ``expand_axis``).
 from ..errors import TypeMismatchError, UnsupportedFunctionError, UnsupportedSyntaxError
 from ..ir.builder import const
 from ..ir.nodes import Const, Var
+from ..ir.primitives import PRIMITIVES
 from ..ir.types import Type
 from .inline import inline_call
 from .resolve import DTypeRef, FuncRef, UserFunction
@@ -20,17 +21,18 @@ from .values import (MethodRef, TupleValue)
 
 HANDLERS = {}
 
-# numpy/math names lowered to one elementwise primitive each (handlers in numpy_elementwise.py)
-_UNARY = {"sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "arcsin", "arccos": "arccos",
-          "arctan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
-          "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10",
-          "sqrt": "sqrt", "abs": "abs", "absolute": "abs", "fabs": "abs", "sign": "sign",
-          "floor": "floor", "ceil": "ceil", "round": "round", "around": "round", "rint": "round",
-          "negative": "neg"}
-_BINARY = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
-           "power": "pow", "maximum": "maximum", "minimum": "minimum", "fmax": "maximum",
-           "fmin": "minimum", "arctan2": "arctan2", "mod": "mod", "remainder": "mod",
-           "greater": "gt", "less": "lt", "equal": "eq", "logical_and": "and", "logical_or": "or"}
+
+
+def _direct_names(arity):
+    """``{"np.sin": "sin", "math.asin": "arcsin", ...}``: the numpy/math functions of ``arity``
+    arguments that are exactly one primitive, as the primitive table declares them."""
+    return {prefix + name: spec.name for spec in PRIMITIVES.values() if spec.arity == arity
+            for prefix, names in (("np.", spec.numpy_names), ("math.", spec.math_names)) for name in names}
+
+
+# handlers in numpy_elementwise.py
+DIRECT_UNARY = _direct_names(1)
+DIRECT_BINARY = _direct_names(2)
 
 
 def handler(*names):
@@ -149,12 +151,11 @@ _UFUNC1 = (1, ())
 _UFUNC2 = (2, ())
 _REDUCTION = (2, ("a", "axis", "keepdims"))
 _ACCEPTS = {
-    **{"np." + n: _UFUNC1 for n in _UNARY}, **{"math." + n: _UFUNC1 for n in _UNARY},
-    **{"np." + n: _UFUNC2 for n in _BINARY},
+    **{n: _UFUNC1 for n in DIRECT_UNARY}, **{n: _UFUNC2 for n in DIRECT_BINARY},
     "np.round": (2, ("decimals",)), "np.around": (2, ("decimals",)), "np.rint": _UFUNC1,
-    "math.arctan2": _UFUNC2, "math.power": _UFUNC2, "math.hypot": _UFUNC2,
-    "np.logical_not": _UFUNC1, "np.square": _UFUNC1, "np.reciprocal": _UFUNC1, "np.exp2": _UFUNC1,
-    "np.cbrt": _UFUNC1, "np.hypot": _UFUNC2, "np.logaddexp": _UFUNC2, "np.deg2rad": _UFUNC1,
+    "math.floor": _UFUNC1, "math.ceil": _UFUNC1,
+    "np.square": _UFUNC1, "np.reciprocal": _UFUNC1, "np.exp2": _UFUNC1,
+    "np.cbrt": _UFUNC1, "np.deg2rad": _UFUNC1,
     "np.rad2deg": _UFUNC1, "np.where": (3, ()),
     "np.clip": (3, ("a", "a_min", "a_max", "min", "max")), "method.clip": (3, ("a_min", "a_max", "min", "max")),
     "builtin.abs": (1, ()), "builtin.min": (None, ()), "builtin.max": (None, ()), "builtin.float": (1, ()),

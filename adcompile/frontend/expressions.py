@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir.builder import Builder, const
 from ..ir.nodes import Assign, Const, If, Var
+from ..ir.primitives import Kind, has_kind
 from ..ir.types import B1, I8, Type, type_of_value
 from . import calls
 from .extensions import attribute_of_extension, classify_extension
@@ -17,7 +18,6 @@ from .numpy_linalg import matmul
 from ..ir.indexing import index_params
 from .parse_tables import (
     _BINOPS,
-    _CHEAP_PRIMS,
     _CMPOPS,
     _UNSUPPORTED_EXPRESSIONS,
     _is_library,
@@ -207,7 +207,7 @@ class ExpressionTranslation:
             elif isinstance(value, Const):
                 if bool(value.value) != (prim == "and"):  # `r and False`, `r or True`
                     result = value
-            elif all(isinstance(s, Assign) and s.prim in _CHEAP_PRIMS for s in block):
+            elif all(isinstance(s, Assign) and has_kind(s.prim, Kind.CHEAP_AND_SAFE) for s in block):
                 self.block += block
                 result = self.emit(prim, [result, value], node)
             else:

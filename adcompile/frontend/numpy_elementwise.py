@@ -1,10 +1,15 @@
-"""Handlers for elementwise numpy/math functions and Python builtins (see ``calls.py``)."""
+"""Handlers for elementwise numpy/math functions and Python builtins (see ``calls.py``).
+
+A function that is exactly one primitive (``np.sin``, ``math.atan2``, ``np.hypot``) needs no
+code here: the primitive declares its names (``ir/primitives/``) and the loops below emit it.
+"""
 import math
 
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
 from ..ir.nodes import Const
-from .calls import (_BINARY, _UNARY, HANDLERS, array_arg, atom, handler, static_int, _check_kwargs,
+from ..ir.primitives import Kind, has_kind
+from .calls import (DIRECT_BINARY, DIRECT_UNARY, HANDLERS, array_arg, atom, handler, static_int, _check_kwargs,
                     _take)
 from .numpy_reductions import _reduce
 from .values import (EnumerateValue, NoneValue, RangeValue, ReversedValue,
@@ -12,22 +17,33 @@ from .values import (EnumerateValue, NoneValue, RangeValue, ReversedValue,
 
 
 # ------------------------------------------------------------------ elementwise
-for _np_name, _prim in _UNARY.items():
+for _name, _prim in DIRECT_UNARY.items():
     def _unary(tr, args, kwargs, node, _prim=_prim):
         x = atom(tr, args[0], node)
-        if _prim == "round" and x.type.dtype == "i8":
-            return x  # numpy rounds integers to themselves, keeping the int dtype
-        if _prim == "round" and (len(args) > 1 or "decimals" in kwargs):
-            decimals = static_int(tr, args[1] if len(args) > 1 else kwargs["decimals"], node, "decimals")
-            return tr.emit("round", [x], node, decimals=decimals) if decimals else tr.emit("round", [x], node)
-        if isinstance(x, Const) and _prim in ("sqrt", "exp", "log", "sin", "cos"):
+        if isinstance(x, Const) and has_kind(_prim, Kind.CONSTANT_FOLDED):
             try:
                 return const(getattr(math, _prim)(x.value))
             except (ValueError, OverflowError):
                 pass  # outside math's domain (log(0), ...): numpy's inf/nan at run time
         return tr.emit(_prim, [x], node)
-    HANDLERS["np." + _np_name] = _unary
-    HANDLERS["math." + _np_name] = _unary
+    HANDLERS[_name] = _unary
+
+for _name, _prim in DIRECT_BINARY.items():
+    def _binary(tr, args, kwargs, node, _prim=_prim):
+        _check_kwargs(tr, kwargs, (), node)
+        return tr.binop(_prim, args[0], args[1], node)
+    HANDLERS[_name] = _binary
+
+
+@handler("np.round", "np.around", "np.rint")
+def _round(tr, args, kwargs, node):
+    x = atom(tr, args[0], node)
+    if x.type.dtype == "i8":
+        return x  # numpy rounds integers to themselves, keeping the int dtype
+    if len(args) > 1 or "decimals" in kwargs:
+        decimals = static_int(tr, args[1] if len(args) > 1 else kwargs["decimals"], node, "decimals")
+        return tr.emit("round", [x], node, decimals=decimals) if decimals else tr.emit("round", [x], node)
+    return tr.emit("round", [x], node)
 
 
 def _math_to_int(prim):
@@ -39,20 +55,6 @@ def _math_to_int(prim):
 
 HANDLERS["math.floor"] = _math_to_int("floor")
 HANDLERS["math.ceil"] = _math_to_int("ceil")
-
-for _np_name, _prim in _BINARY.items():
-    def _binary(tr, args, kwargs, node, _prim=_prim):
-        _check_kwargs(tr, kwargs, (), node)
-        return tr.binop(_prim, args[0], args[1], node) if _prim in ("add", "sub", "mul", "div", "pow", "mod") \
-            else tr.emit(_prim, [atom(tr, args[0], node), atom(tr, args[1], node)], node)
-    HANDLERS["np." + _np_name] = _binary
-HANDLERS["math.arctan2"] = HANDLERS["np.arctan2"]
-HANDLERS["math.power"] = HANDLERS["np.power"]
-
-
-@handler("np.logical_not")
-def _logical_not(tr, args, kwargs, node):
-    return tr.emit("not", [atom(tr, args[0], node)], node)
 
 
 @handler("np.square")
@@ -76,19 +78,6 @@ def _cbrt(tr, args, kwargs, node):
     x = atom(tr, args[0], node)
     magnitude = tr.emit("pow", [tr.emit("abs", [x], node), const(1.0 / 3.0)], node)
     return tr.emit("mul", [tr.emit("sign", [x], node), magnitude], node)
-
-
-@handler("np.hypot", "math.hypot")
-def _hypot(tr, args, kwargs, node):
-    a, b = atom(tr, args[0], node), atom(tr, args[1], node)
-    return tr.emit("sqrt", [tr.emit("add", [tr.emit("mul", [a, a], node), tr.emit("mul", [b, b], node)], node)], node)
-
-
-@handler("np.logaddexp")
-def _logaddexp(tr, args, kwargs, node):
-    # A primitive of its own: written as max + log1p(exp(min - max)) its derivative would be
-    # wrong where the arguments tie (max and min would both send it to the same argument).
-    return tr.emit("logaddexp", [atom(tr, args[0], node), atom(tr, args[1], node)], node)
 
 
 @handler("np.deg2rad")

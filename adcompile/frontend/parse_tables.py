@@ -17,8 +17,6 @@ _UNSUPPORTED_EXPRESSIONS = {
 }
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
            ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.MatMult: "matmul"}
-_CHEAP_PRIMS = {"lt", "le", "gt", "ge", "eq", "ne", "not", "and", "or", "add", "sub", "mul", "neg",
-                "alias"}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 
 

@@ -10,6 +10,8 @@ import types
 
 import numpy as np
 
+from ..ir.primitives import PRIMITIVES
+
 
 class ModuleRef:
     def __init__(self, module):
@@ -35,23 +37,19 @@ class DTypeRef:
         self.dtype = dtype
 
 
-_NUMPY_NAMES = [
-    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "exp", "expm1",
-    "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "absolute", "fabs", "sign", "power",
-    "maximum", "minimum", "fmax", "fmin", "where", "clip", "floor", "ceil", "round", "around", "rint",
-    "sum", "mean", "prod", "max", "min", "amax", "amin", "dot", "matmul", "outer", "cross", "transpose",
-    "reshape", "ravel", "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "empty_like",
-    "full_like", "copy", "arange", "linspace", "eye", "identity", "diag", "trace", "concatenate",
-    "stack", "hstack", "vstack", "cumsum", "cumprod", "polyval", "diff", "argmax", "argmin", "argsort", "sort", "var", "std", "arctan2", "add", "subtract", "multiply",
-    "divide", "true_divide", "negative", "reciprocal", "array", "asarray", "exp2", "hypot",
-    "logaddexp", "inner", "vdot", "float64", "float32", "int64", "isnan", "isinf", "isfinite",
-    "cbrt", "deg2rad", "rad2deg", "expand_dims", "squeeze", "atleast_1d", "sinc", "logical_and",
-    "logical_or", "logical_not", "greater", "less", "equal", "mod", "remainder", "floor_divide",
+# numpy and math functions with handlers of their own (calls.py's family modules). Functions that
+# are exactly one primitive are declared with it (``numpy_names``/``math_names`` in ir/primitives/).
+_NUMPY_SUGAR = [
+    "square", "where", "clip", "round", "around", "rint", "sum", "mean", "prod", "max", "min",
+    "amax", "amin", "dot", "matmul", "outer", "cross", "transpose", "reshape", "ravel", "zeros",
+    "ones", "full", "empty", "zeros_like", "ones_like", "empty_like", "full_like", "copy",
+    "arange", "linspace", "eye", "identity", "diag", "trace", "concatenate", "stack", "hstack",
+    "vstack", "cumsum", "cumprod", "polyval", "diff", "argmax", "argmin", "argsort", "sort", "var",
+    "std", "reciprocal", "array", "asarray", "exp2", "inner", "vdot", "float64", "float32",
+    "int64", "isnan", "isinf", "isfinite", "cbrt", "deg2rad", "rad2deg", "expand_dims", "squeeze",
+    "atleast_1d", "sinc", "floor_divide",
 ]
-_MATH_NAMES = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "expm1",
-               "log", "log1p", "log2", "log10", "sqrt", "fabs", "floor", "ceil", "atan2", "pow",
-               "hypot", "isnan", "isinf", "isfinite"]
-_MATH_ALIASES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2", "pow": "power"}
+_MATH_SUGAR = ["floor", "ceil", "isnan", "isinf", "isfinite"]
 _BUILTIN_NAMES = ["abs", "min", "max", "float", "int", "len", "range", "enumerate", "zip", "sum",
                   "bool", "reversed", "round"]
 
@@ -62,12 +60,13 @@ def _table():
     global _BY_ID
     if _BY_ID is None:
         table = {}
-        for name in _NUMPY_NAMES:
+        numpy_names = _NUMPY_SUGAR + [n for spec in PRIMITIVES.values() for n in spec.numpy_names]
+        for name in numpy_names:
             if hasattr(np, name):
                 table[id(getattr(np, name))] = "np." + name
         table[id(np.linalg.norm)] = "np.linalg.norm"
-        for name in _MATH_NAMES:
-            table[id(getattr(math, name))] = "math." + _MATH_ALIASES.get(name, name)
+        for name in _MATH_SUGAR + [n for spec in PRIMITIVES.values() for n in spec.math_names]:
+            table[id(getattr(math, name))] = "math." + name
         for name in _BUILTIN_NAMES:
             table[id(getattr(builtins, name))] = "builtin." + name
         _BY_ID = table

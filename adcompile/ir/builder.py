@@ -3,20 +3,8 @@
 The frontend, the derivative rules and the transforms all construct IR through a Builder,
 so every value gets its type from the primitive table in one place.
 """
-from .. import primitives
-from .nodes import Assign, Const, Var
-from .types import B1, F8, I8
-
-
-def const(value, type_=None):
-    if type_ is None:
-        if isinstance(value, bool):
-            type_ = B1
-        elif isinstance(value, int):
-            type_ = I8
-        else:
-            type_ = F8
-    return Const(value, type_)
+from .nodes import Assign, Const, Var, const
+from .primitives import result_type
 
 
 class Namer:
@@ -56,7 +44,7 @@ class Builder:
     def emit(self, prim, args, target=None, **params):
         """Append ``target = prim(*args)`` and return target (a new temp if not given)."""
         args = [a if isinstance(a, (Var, Const)) else const(a) for a in args]
-        type_ = primitives.result_type(prim, [a.type for a in args], params,
+        type_ = result_type(prim, [a.type for a in args], params,
                                        [isinstance(a, Const) for a in args])
         if target is None:
             target = self.temp(type_)

@@ -11,9 +11,7 @@ writes (reverse mode's saving, common subexpressions, the code generator's inlin
     t = v.T            # roots: {w}
 """
 from .nodes import Assign, Var, walk
-
-# Primitives whose array result may share memory with their first argument (numpy views).
-VIEW_PRIMS = {"alias", "getitem", "transpose", "reshape", "ravel", "expand_axis", "broadcast_to_shape"}
+from .primitives import Kind, has_kind
 
 
 def is_view(stmt):
@@ -24,7 +22,7 @@ def is_view(stmt):
         return all(item[0] != "array" for item in stmt.params["items"])
     if stmt.prim == "diag":  # the diagonal of a matrix is a (read-only) view in numpy
         return stmt.args[0].type.ndim == 2
-    return stmt.prim in VIEW_PRIMS
+    return has_kind(stmt.prim, Kind.VIEW)
 
 
 def memory_roots(body, params):

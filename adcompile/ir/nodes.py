@@ -16,8 +16,8 @@ loop of the user's code stays a loop in every derived function.
 """
 import itertools
 
-from .types import Type
 from .printer import format_function
+from .types import B1, F8, I8, Type
 
 _counter = itertools.count()
 
@@ -49,6 +49,18 @@ class Const:
 
     def __repr__(self):
         return repr(self.value)
+
+
+def const(value, type_=None):
+    """A Const of ``value``, typed by its Python type unless ``type_`` is given."""
+    if type_ is None:
+        if isinstance(value, bool):
+            type_ = B1
+        elif isinstance(value, int):
+            type_ = I8
+        else:
+            type_ = F8
+    return Const(value, type_)
 
 
 def is_var(atom):
@@ -93,7 +105,7 @@ class Assign(Stmt):
 
 
 class SetItem(Stmt):
-    """``array[items] = value``; ``items`` as in ``frontend.indexing`` (holding atoms)."""
+    """``array[items] = value``; ``items`` as in ``ir/indexing.py`` (holding atoms)."""
 
     __slots__ = ("array", "value", "items", "loc")
 

@@ -9,12 +9,14 @@ flow-insensitive, so it is a sound over-approximation across loops and branches.
     n = x.shape[0]     # dim is not differentiable -> n never varied
     return x * c       # x useful; c useful but not varied -> c inactive
 """
-from ..rules.shape_only import value_args
 from ..ir.nodes import Assign, CustomCall, Pop, Push, SetItem, Var, walk
+from ..ir.primitives import primitive
 
 
 def _differentiable(stmt, non_differentiable):
-    return stmt.prim not in non_differentiable
+    if non_differentiable is not None:  # the transforms still pass the old name set
+        return stmt.prim not in non_differentiable
+    return primitive(stmt.prim).is_differentiable
 
 
 def _flows(block, non_differentiable):
@@ -23,7 +25,7 @@ def _flows(block, non_differentiable):
     for stmt in walk(block):
         if isinstance(stmt, Assign):
             if stmt.target.type.is_float and _differentiable(stmt, non_differentiable):
-                pairs += [(a, stmt.target) for a in value_args(stmt) if isinstance(a, Var) and a.type.is_float]
+                pairs += [(a, stmt.target) for a in primitive(stmt.prim).value_args(stmt.args) if isinstance(a, Var) and a.type.is_float]
         elif isinstance(stmt, SetItem):  # includes AccumItem
             if isinstance(stmt.value, Var) and stmt.value.type.is_float:
                 pairs.append((stmt.value, stmt.array))
@@ -50,7 +52,7 @@ def _closure(seeds, edges):
     return reached
 
 
-def active_vars(block, inputs, outputs, non_differentiable):
+def active_vars(block, inputs, outputs, non_differentiable=None):
     """The set of Vars (by identity) that are varied by ``inputs`` and useful to ``outputs``."""
     forward, backward = {}, {}
     for src, dst in _flows(block, non_differentiable):

@@ -9,14 +9,12 @@ alias of their memory), the second is replaced by the first:
     _t_9 = _t_6 * r     ->     br += _t_7
     br += _t_9
 
-Allocations (zeros, empty, copy, ...) are never merged: their results may be written to.
+Primitives of kind NEVER_MERGED (allocations, whose results may be written to) are never merged.
 """
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Const, SetItem, Var
+from ..ir.primitives import Kind, has_kind
 from .uses import Uses, substitute_everywhere
-
-_NEVER_MERGED = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "copy", "arange",
-                 "linspace", "eye", "placeholder", "new_tape", "broadcast_to_shape", "alias"}
 
 
 def _key(stmt):
@@ -36,7 +34,7 @@ def _written(stmt, roots):
 def _block(block, uses, replacements, roots):
     available = {}  # key -> (the temporary holding it, the variables it reads)
     for stmt in block:
-        if isinstance(stmt, Assign) and not stmt.inplace and stmt.prim not in _NEVER_MERGED \
+        if isinstance(stmt, Assign) and not stmt.inplace and not has_kind(stmt.prim, Kind.NEVER_MERGED) \
                 and stmt.target.is_temp and uses.single_def(stmt.target):
             args = [replacements.get(a, a) if isinstance(a, Var) else a for a in stmt.args]
             stmt.args = args

@@ -15,9 +15,8 @@ from ..errors import NoDerivativeRuleError, located
 from ..ir.builder import Builder
 from ..ir.nodes import (AccumItem, Assign, Comment, CustomCall, For, Function, If, Pop, Push, SetItem,
                         Var, While, walk)
+from ..ir.primitives import Kind, has_kind, primitive
 from ..passes.activity import active_vars
-from ..rules.jvp import jvp_rule
-from ..rules.vjp import BROADCASTING, NON_DIFFERENTIABLE
 from .arguments import copy_written_arguments, written_arguments
 
 
@@ -32,7 +31,7 @@ class ForwardTransform:
         for var in fn.params:
             namer.reserve(var.name)
         results = [a for a in fn.results if isinstance(a, Var)]
-        self.active = active_vars(fn.body, self.wrt, results, NON_DIFFERENTIABLE)
+        self.active = active_vars(fn.body, self.wrt, results)
         self.tangents = {}
 
     def tangent(self, var):
@@ -123,9 +122,9 @@ class ForwardTransform:
             b.emit("new_tape", stmt.args, target=self.tangent(target))
             return
         tangents = [self.tangent_of(a) for a in stmt.args]
-        rule = jvp_rule(stmt.prim)
+        rule = primitive(stmt.prim).forward_rule
         self_referencing = any(a is target for a in stmt.args)
-        if rule is None and any(t is not None for t in tangents) and stmt.prim not in NON_DIFFERENTIABLE:
+        if rule is None and any(t is not None for t in tangents) and primitive(stmt.prim).is_differentiable:
             raise located(NoDerivativeRuleError, f"no forward-mode rule for '{stmt.prim}'", stmt.loc)
         if stmt.inplace:  # adjoint accumulation `v += w`: linear, tangent `dv += dw`
             out.append(stmt)
@@ -168,7 +167,7 @@ class ForwardTransform:
             return tangent
         if tangent.type.ndim < result.type.ndim:
             return b.call("broadcast_to_shape", tangent, result)
-        if stmt.prim not in BROADCASTING:
+        if not has_kind(stmt.prim, Kind.BROADCASTING):
             return tangent
         read = {tangent}
         for s in reversed(rule_statements):

@@ -2,8 +2,8 @@
 
 The result has a forward sweep (the primal statements, plus saves of values that are about
 to be overwritten and that the backward sweep reads) and a backward sweep (the statements in
-reverse, each replaced by the rules of ``rules/vjp.py``, loops run backwards, branches
-re-taken on the recorded condition, overwritten values restored). Example:
+reverse, each replaced by its primitive's reverse rule from ``ir/primitives/``, loops run
+backwards, branches re-taken on the recorded condition, overwritten values restored). Example:
 
     def f(x):                         def f_grad(x):
         y = np.sin(x)                     y = np.sin(x)

@@ -13,7 +13,7 @@ A mixin of ``ReverseTransform`` (``transform.py``): it reads ``fn``, ``memory``,
 """
 from ...errors import InternalError
 from ...ir.nodes import AccumItem, Assign, For, If, SetItem, Var, While, walk
-from ...rules.shape_only import SHAPE_ONLY
+from ...ir.primitives import primitive
 
 # Rounds of (taping plan, adjoint sweep) before the set of needed values must be stable.
 MAX_ROUNDS = 20
@@ -26,8 +26,8 @@ def value_reads(stmt, reshaped=(), write_targets=False):
     writes put back overwritten elements and need the variable bound to the same array as
     in the forward sweep at that point."""
     atoms = list(stmt.reads())
-    if isinstance(stmt, Assign) and stmt.prim in SHAPE_ONLY:
-        skip = SHAPE_ONLY[stmt.prim]
+    if isinstance(stmt, Assign) and primitive(stmt.prim).shape_only:
+        skip = primitive(stmt.prim).shape_only
         atoms = [a for k, a in enumerate(atoms) if k not in skip or a in reshaped]
     if isinstance(stmt, (SetItem, AccumItem)) and not write_targets:
         atoms = [a for a in atoms if a is not stmt.array]  # writing into it

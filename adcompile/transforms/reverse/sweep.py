@@ -1,7 +1,7 @@
 """The adjoint sweep of reverse mode: the primal statements in reverse, each replaced by its rule.
 
-Each assignment is replaced by the rules of ``rules/vjp.py``, loops run backwards over the
-recorded trip counts, branches are re-taken on the recorded condition, and the values the
+Each assignment is replaced by its primitive's reverse rule (``ir/primitives/``), loops run
+backwards over the recorded trip counts, branches are re-taken on the recorded condition, and the values the
 taping plan saved are put back as the sweep passes the statements that overwrote them.
 Cotangents are accumulated into one adjoint variable per primal variable (``bx``), except for
 single-use temporaries, whose whole cotangent is handed on (``adj_values``).
@@ -13,14 +13,14 @@ from ...errors import NoDerivativeRuleError, located
 from ...ir.builder import Builder, const
 from ...ir.nodes import AccumItem, Assign, Comment, CustomCall, For, If, SetItem, Var, While, walk
 from ...ir.types import Type
-from ...rules.vjp import BROADCASTING, NON_DIFFERENTIABLE, VJP_RULES, ScatterInto, getitem
+from ...ir.primitives import Kind, ScatterInto, getitem, has_kind, primitive
 
 
 def check_rules(body, active):
     """Raise, located, at the first active assignment whose primitive has no reverse rule."""
     for stmt in walk(body, into_custom=False):
-        if (isinstance(stmt, Assign) and stmt.target in active and stmt.prim not in VJP_RULES
-                and stmt.prim not in NON_DIFFERENTIABLE):
+        if (isinstance(stmt, Assign) and stmt.target in active and primitive(stmt.prim).is_differentiable
+                and primitive(stmt.prim).vjp is None):
             raise located(NoDerivativeRuleError,
                           f"no derivative rule for '{stmt.prim}'", stmt.loc)
 
@@ -89,7 +89,7 @@ class AdjointSweep:
                 self.adj_values[var] = self.adjoint(var)
             b.append(AccumItem(self.adjoint(var), ct.value, ct.items))
             return
-        if stmt is not None and stmt.prim in BROADCASTING:
+        if stmt is not None and has_kind(stmt.prim, Kind.BROADCASTING):
             ct = self.sum_to(b, ct, var, stmt, position)
         if ct.type.ndim > var.type.ndim:
             ct = b.call("unbroadcast", ct, var)
@@ -153,7 +153,7 @@ class AdjointSweep:
         if target not in self.active:
             self.restore_var(stmt, b)
             return
-        rule = VJP_RULES.get(stmt.prim, _no_cotangents)
+        rule = primitive(stmt.prim).vjp or _no_cotangents
         if target in self.adj_values:
             g = self.adj_values.pop(target)
         elif self.scopes.single_local_use(target):

@@ -16,12 +16,9 @@ from ...ir.builder import Builder, const
 from ...ir.indexing import index_params
 from ...ir.nodes import Assign, Const, CustomCall, For, If, Pop, Push, SetItem, Var, While, walk
 from ...ir.types import NONE_T, Type
-from ...rules.vjp import getitem
+from ...ir.primitives import Kind, getitem, has_kind
 from .liveness import value_reads
 
-# Scalar primitives cheap enough to recompute in the backward sweep instead of saving.
-RECOMPUTABLE = {"getitem", "add", "sub", "mul", "div", "neg", "alias", "dim", "size", "to_float",
-                "abs", "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "ne"}
 
 
 class TapingPlan:
@@ -219,7 +216,7 @@ class TapingPlan:
             chosen, targets = [], set()
             for stmt in loop.body:
                 if not (isinstance(stmt, Assign) and stmt.target.is_temp and stmt.target.type.ndim == 0
-                        and stmt.prim in RECOMPUTABLE and not stmt.inplace):
+                        and has_kind(stmt.prim, Kind.RECOMPUTABLE) and not stmt.inplace):
                     continue
                 info = self.scopes.info.get(stmt.target)
                 if info is None or len(info.defs) != 1:

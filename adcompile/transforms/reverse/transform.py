@@ -10,7 +10,6 @@ from ...ir.builder import Builder
 from ...ir.memory import memory_roots
 from ...ir.nodes import Comment, Function, Var, walk
 from ...passes.activity import active_vars
-from ...rules.vjp import NON_DIFFERENTIABLE
 from ..arguments import copy_written_arguments
 from ..scopes import Scopes, check_shared_memory_writes
 from .context import ReverseContext
@@ -34,7 +33,7 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
         self.loops = enclosing_loops(fn.body)
         self.read_sites = {}     # primal Var -> ids of the statements whose backward reads it
         results = [a for a in fn.results if isinstance(a, Var)]
-        self.active = active_vars(fn.body, self.wrt, results, NON_DIFFERENTIABLE)
+        self.active = active_vars(fn.body, self.wrt, results)
         check_rules(fn.body, self.active)
         self.primal_vars = set(self.scopes.info) | set(fn.params)
         # A view (``w[1:]``, ``x.T``, ``y = x``) read by the backward sweep reads the memory of

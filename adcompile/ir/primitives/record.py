@@ -1,0 +1,101 @@
+"""The primitive record and the table of all primitives.
+
+A ``Primitive`` holds every fact the compiler needs about one op of the IR: how its result
+type follows from its arguments' types, the Python/numba expression it is emitted as, its
+kinds (what the passes and transforms may assume about it), its reverse and forward
+derivative rules, and the numpy/math names the frontend lowers onto it. The family modules
+of this package declare them (``declare.define``); everyone else asks this table, never a
+name set of its own.
+"""
+import enum
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable, Optional
+
+
+class Kind(enum.Enum):
+    ELEMENTWISE = "elementwise: a diagonal Jacobian; the forward rule is the reverse rule applied to a tangent"
+    BROADCASTING = "broadcasting: arguments broadcast against each other; cotangents are summed back to each"
+    REDUCTION = "reduction: combines the elements of its first argument (all, or along one axis)"
+    VIEW = "view: the array result may share memory with the first argument (numpy views)"
+    LINEAR = "linear in the argument positions ``linear_in``: the forward rule applies the primitive to tangents"
+    BILINEAR = "bilinear: the forward rule is the product rule"
+    NON_DIFFERENTIABLE = "non-differentiable: piecewise constant, integer/bool-valued or shape-only; never active"
+    CHEAP_AND_SAFE = "cheap and cannot raise: the right side of ``and``/``or`` may be evaluated eagerly"
+    RECOMPUTABLE = "cheap enough that reverse mode recomputes a scalar result instead of saving it"
+    NEVER_MERGED = "never merged by CSE: a fresh allocation (may be written to) or a deliberate alias"
+    RULE_ONLY = "emitted by derivative rules (or reverse-mode bookkeeping) only, never by the frontend"
+    BOOKKEEPING = "reverse-mode bookkeeping (tapes, placeholders, trip counts): not a computation on values"
+    CONSTANT_FOLDED = "the frontend evaluates it on a constant argument with math.<name> at compile time"
+
+
+ALL_ARGUMENTS = "all"  # ``linear_in`` of a primitive linear in every argument (concatenate, stack)
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    type_rule: Callable  # (arg types, params[, const flags]) -> Type
+    template: object  # str, or callable (arg types, params) -> str; ``_0`` ... are the arguments
+    kinds: frozenset = frozenset()
+    # vjp(b, g, out, args, params, active) -> [cotangent, ScatterInto or None per argument]
+    vjp: Optional[Callable] = None
+    # jvp(b, tangents, out, args, params, prim_name) -> tangent atom or None (see structural_jvp.py)
+    jvp: Optional[Callable] = None
+    linear_in: object = ()  # argument positions (negative from the end) or ALL_ARGUMENTS
+    shape_only: tuple = ()  # argument positions read for their shape or dtype only, not values
+    arity: Optional[int] = None  # number of arguments of the numpy/math functions below
+    numpy_names: tuple = ()  # np.<name>(...) is exactly this primitive
+    math_names: tuple = ()  # math.<name>(...) is exactly this primitive
+
+    def has(self, kind):
+        return kind in self.kinds
+
+    @property
+    def is_differentiable(self):
+        return Kind.NON_DIFFERENTIABLE not in self.kinds
+
+    @property
+    def forward_rule(self):
+        """``rule(b, tangents, out, args, params) -> tangent``, or None without a derivative."""
+        if not self.is_differentiable or self.jvp is None:
+            return None
+        return partial(_apply_jvp, self.jvp, self.name)
+
+    def value_args(self, args):
+        """The arguments whose values (not only shapes) the primitive reads."""
+        return [a for k, a in enumerate(args) if k not in self.shape_only]
+
+
+def _apply_jvp(jvp, name, b, tangents, out, args, params):
+    return jvp(b, tangents, out, args, params, name)
+
+
+PRIMITIVES = {}
+
+
+def primitive(name):
+    """The record of primitive ``name``; a KeyError naming it if there is none."""
+    try:
+        return PRIMITIVES[name]
+    except KeyError:
+        raise KeyError(f"unknown primitive {name!r}") from None
+
+
+def has_kind(name, kind):
+    """Whether primitive ``name`` is of ``kind`` (False for unknown names)."""
+    spec = PRIMITIVES.get(name)
+    return spec is not None and kind in spec.kinds
+
+
+def names_of_kind(kind):
+    return frozenset(name for name, spec in PRIMITIVES.items() if kind in spec.kinds)
+
+
+def result_type(prim, arg_types, params, consts=None):
+    """The type of ``prim``'s result for arguments of ``arg_types`` (``consts``: which are constants)."""
+    spec = primitive(prim)
+    try:
+        return spec.type_rule(arg_types, params, consts)
+    except TypeError:
+        return spec.type_rule(arg_types, params)

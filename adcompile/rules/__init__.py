@@ -1,1 +1,0 @@
-"""Derivative rules, one table per mode, keyed by primitive name."""
