@@ -18,10 +18,10 @@ from .module import Module
 
 
 def specialised(fn, what):
-    """The ``_Specialised`` behind ``fn``: itself, or the function behind a ``hessian``,
-    ``jacobian`` or a ``vjp`` pullback (their ``.derived``)."""
+    """The ``_Specialised`` behind ``fn``: itself, or the function behind a ``vjp`` pullback
+    (its ``.derived``)."""
     from .api import _Specialised
-    target = getattr(fn, "derived", fn)
+    target = fn if isinstance(fn, _Specialised) else getattr(fn, "derived", fn)
     if not isinstance(target, _Specialised):
         raise CallError(f"adcompile.{what} takes a function made by adcompile.compile, grad, "
                         "value_and_grad, hessian, jacobian or the pullback of vjp, not "

@@ -10,7 +10,8 @@ forward mode over reverse mode:
     g = grad(L, wrt=W)(x)     =>    x̄ += H ḡ  =  jvp(grad(L, wrt=all), x, tangent ḡ on W)
 """
 from . import api
-from .errors import CallError, UnsupportedSyntaxError
+from .derived_reverse import pullback_ir
+from .errors import CallError, UnsupportedSyntaxError, located
 from .frontend.extensions import register_classifier
 from .frontend.resolve import UserFunction
 from .frontend.values import NoneValue, TupleValue
@@ -35,7 +36,15 @@ class DerivativeFactory:
         if not args:
             raise tr.error(f"adcompile.{self.kind} needs a function", node, CallError)
         wrt = kwargs.get("wrt", args[1] if len(args) > 1 else None)
-        return DerivedInCode(self.kind, _base_function(tr, args[0], node), _static_wrt(tr, wrt, node))
+        mode = kwargs.get("mode", args[2] if len(args) > 2 else None)
+        mode = "rev" if mode is None else _static_mode(tr, mode, node)
+        return DerivedInCode(self.kind, _base_function(tr, args[0], node), _static_wrt(tr, wrt, node), mode)
+
+
+def _static_mode(tr, mode, node):
+    if isinstance(mode, Const) and mode.value in ("rev", "fwd"):
+        return mode.value
+    raise tr.error("mode must be the constant 'rev' or 'fwd'", node, CallError)
 
 
 def _static_wrt(tr, wrt, node):
@@ -75,8 +84,7 @@ class DerivedCallInfo:
         if derived.kind == "jvp" and not isinstance(derived.base, api.DerivedFunction):
             return self.reverse_of_jvp(transform, stmt, b)
         if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, api.DerivedFunction):
-            raise CallError(f"reverse mode through {derived.name} called inside compiled code is not "
-                            "supported; use forward mode (adcompile.jvp) outside it")
+            return self.reverse_by_pullback(transform, stmt, b)
         inputs = stmt.inputs
         active = [k for k, a in enumerate(inputs) if isinstance(a, Var) and a in transform.active]
         if not active:
@@ -97,6 +105,29 @@ class DerivedCallInfo:
                 contribution = b.add(contribution, b.mul(value_ct, first_order[k]))
             transform.accumulate(b, inputs[position], contribution, None, None)
 
+
+    def reverse_by_pullback(self, transform, stmt, b):
+        """Adjoints of any other derived function (a Hessian, a Jacobian, a derivative of a
+        derivative): its vjp IR (``derived_reverse.pullback_ir``) inlined with the outputs'
+        adjoints as cotangents."""
+        derived = self.derived
+        inputs = stmt.inputs
+        n_params = len(inputs) - self.n_hidden
+        active = [k for k, a in enumerate(inputs[:n_params]) if isinstance(a, Var) and a in transform.active]
+        if not active:
+            return
+        try:
+            pullback = pullback_ir(derived, self.sig, active, derived.name)
+        except CallError as error:
+            raise located(CallError, f"reverse mode through {derived.name} called inside compiled code: "
+                          f"{error}", stmt.loc) from None
+        if len(pullback.params) - len(inputs) != len(stmt.outputs):
+            raise located(CallError, f"reverse mode through {derived.name} called inside compiled code: "
+                          "a result that is a constant is not supported", stmt.loc)
+        cotangents = [_take_adjoint(transform, out, b) for out in stmt.outputs]
+        results = inline_function(pullback, list(inputs) + cotangents, transform.namer, b.block, stmt.loc)
+        for position, contribution in zip(active, results[len(stmt.outputs):]):
+            transform.accumulate(b, inputs[position], contribution, None, None)
 
     def reverse_of_jvp(self, transform, stmt, b):
         """Adjoints of ``(out, J t) = jvp(f, p, t)``: p̄ += vjp(ū) + d/dp<t̄_out, J(p) t>, t̄ += vjp(t̄_out)."""
@@ -149,9 +180,9 @@ def _take_adjoint(transform, var, b):
 class DerivedInCode:
     """``adcompile.grad(f)`` (a derived function) as a value inside compiled code."""
 
-    def __init__(self, kind, base, wrt):
+    def __init__(self, kind, base, wrt, mode="rev"):
         self.kind = kind
-        self.derived = api.DerivedFunction(base, kind, wrt)
+        self.derived = api.DerivedFunction(base, kind, wrt, mode=mode)
 
     def compile_call(self, tr, args, kwargs, node):
         if kwargs:
@@ -171,6 +202,8 @@ class DerivedInCode:
         outputs = [r for r in results]
         tr.block.append(CustomCall([o for o in outputs if isinstance(o, Var)], inputs, region,
                                    DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
+        if derived.kind in api.MATRIX_KINDS:
+            return outputs[0]
         values, grads = derived.split(sig, outputs) if derived.kind != "grad" else (None, derived.split(sig, outputs)[1])
         grads = TupleValue(list(grads)) if isinstance(grads, tuple) else grads
         if derived.kind == "grad":
@@ -213,6 +246,10 @@ def _classify(value):
     from . import derivatives
     if value is derivatives.jvp:
         return DerivativeFactory("jvp")
+    if value is derivatives.hessian:
+        return DerivativeFactory("hessian")
+    if value is derivatives.jacobian:
+        return DerivativeFactory("jacobian")
     if isinstance(value, api.DerivedFunction):
         holder = DerivedInCode.__new__(DerivedInCode)
         holder.kind, holder.derived = value.kind, value

@@ -1,0 +1,105 @@
+"""Reverse mode (grad, value_and_grad, vjp) of a function that is itself a derivative.
+
+Two ways, chosen by what the derived function is:
+
+- a gradient of a compiled function (``grad``/``value_and_grad``): by the symmetry of second
+  derivatives, the pullback of ``g = grad_S f`` with cotangent ``c`` is the jvp of
+  ``grad_T f`` in the direction ``c`` on ``S`` (forward over reverse). Nothing is reversed
+  twice, so this works for every program reverse mode handles (loops, tapes, scatters):
+
+      vjp(grad_S f)(c)[t] = d/dx_t <c, grad_S f> = jvp(grad_T f, x, tangent c on S)[t]
+
+- anything else (a jvp, a Hessian or Jacobian, a derivative of those): reverse mode applied
+  to its IR. The transform handles IR made of the primal statements; the stacks and adjoint
+  scatters of a reverse sweep are refused with a hint to use forward mode instead.
+"""
+from .errors import CallError
+from .ir.builder import Builder, Namer, const
+from .ir.clone import inline_function
+from .ir.nodes import AccumItem, Assign, Function, Pop, Push, Var, walk
+from .transforms.forward import forward
+from .transforms.reverse import reverse
+
+
+def reverse_of_derived(base, sig, wrt, mode, name):
+    """The IR of ``mode`` ("grad", "value_and_grad" or "vjp") of the derived function ``base``
+    with respect to parameters ``wrt``, as ``transforms.reverse`` returns it for a primal IR;
+    ``name`` (the function asked for) is what an error names."""
+    pullback = pullback_ir(base, sig, wrt, name)
+    if mode == "vjp":
+        return pullback
+    return _seeded(pullback, len(wrt), keep_values=mode == "value_and_grad")
+
+
+def pullback_ir(base, sig, wrt, name):
+    """The vjp IR of ``base`` (compiled or derived): its parameters then one cotangent per
+    result; its results then the cotangents of the ``wrt`` parameters."""
+    if _kind(base) in ("grad", "value_and_grad") and not _is_derived(base.base):
+        return _pullback_of_gradient(base, sig, wrt)
+    base_ir = base.ir(sig)
+    _check_reversible(base_ir, name)
+    return reverse(base_ir, wrt, Namer(), mode="vjp")
+
+
+def reversible(fn_ir):
+    """Whether reverse mode handles ``fn_ir`` (no stacks or scatters of a reverse sweep)."""
+    return not any(isinstance(stmt, (Push, Pop, AccumItem)) for stmt in walk(fn_ir.body))
+
+
+def _is_derived(fn):
+    return getattr(fn, "base", None) is not None
+
+
+def _kind(fn):
+    return getattr(fn, "kind", None)
+
+
+def _check_reversible(fn_ir, name):
+    if not reversible(fn_ir):
+        raise CallError(f"{name}: reverse mode over a gradient of a program with loops, scatters or "
+                        "saved values is not supported; use forward mode instead (adcompile.jvp, "
+                        "jacobian(..., mode='fwd'))")
+
+
+def _pullback_of_gradient(gradient, sig, wrt):
+    """vjp IR of ``gradient`` (grad or value_and_grad of a compiled function): its parameters,
+    one cotangent per result; its results, then the cotangents of the ``wrt`` parameters."""
+    primal = gradient.base.ir(sig)
+    gradient.check_scalar_output(primal)
+    inner = gradient.resolved_wrt(sig)
+    with_value = gradient.kind == "value_and_grad"
+    union = sorted(set(inner) | set(wrt))
+    swept = reverse(primal, union, Namer(), mode="value_and_grad" if with_value else "grad")
+    second = forward(swept, inner, Namer())
+    namer = Namer()
+    params = [Var(namer.fresh(p.name), p.type) for p in primal.params]
+    value_ct = [Var(namer.fresh("b" + primal.results[0].name.lstrip("_")), primal.results[0].type)] \
+        if with_value else []
+    grad_cts = [Var(namer.fresh("bg" + params[s].name), params[s].type) for s in inner]
+    body = []
+    results = inline_function(second, params + grad_cts, namer, body)
+    values, tangents = results[:len(swept.results)], results[len(swept.results):]
+    offset = 1 if with_value else 0
+    outputs = values[:offset] + [values[offset + union.index(s)] for s in inner]
+    grads = []
+    for t in wrt:
+        g = tangents[offset + union.index(t)]
+        if with_value:  # the value's cotangent times its gradient
+            b = Builder(namer, body)
+            g = b.add(g, b.mul(value_ct[0], values[offset + union.index(t)]))
+        grads.append(g)
+    return Function(f"{gradient.base.name}_{gradient.kind}_vjp", params + value_ct + grad_cts, body,
+                    outputs + grads, True, primal.source_file)
+
+
+def _seeded(pullback, n_wrt, keep_values):
+    """grad / value_and_grad from a vjp IR of a scalar function: the cotangent is 1.0."""
+    params = list(pullback.params)
+    seed = params.pop()
+    body = [Assign(seed, "alias", [const(1.0, seed.type)])] + list(pullback.body)
+    n_values = len(pullback.results) - n_wrt
+    results = pullback.results if keep_values else pullback.results[n_values:]
+    return Function(pullback.name, params, body, list(results), True, pullback.source_file)
+
+
+__all__ = ["pullback_ir", "reverse_of_derived", "reversible"]
