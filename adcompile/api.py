@@ -23,7 +23,6 @@ from .ir.types import describe_value, type_of_value
 from .ir_stages import optimize_observed
 from .matrix_ir import matrix_ir
 from .run_errors import explain_failure
-from .transforms.arguments import written_arguments
 from .transforms.forward import forward
 from .transforms.reverse import reverse
 
@@ -438,6 +437,17 @@ class DerivedFunction(_Specialised):
             return hessian_with_modules(self.base, self.wrt[0], args)
         return jacobian_with_modules(self.base, self.wrt[0], self.mode, args)
 
+    def call_arguments(self, args, kwargs=None):
+        if self.kind not in MATRIX_KINDS or not (kwargs or len(args) != len(self.param_names)):
+            return super().call_arguments(args, kwargs)
+        root = self.base
+        while isinstance(root, DerivedFunction):
+            root = root.base
+        try:  # told as the call of the function the matrix is of
+            return root.call_arguments(args, kwargs)
+        except CallError as error:
+            raise CallError(f"{self.name}: {error}") from None
+
     def user_returns_tuple(self, sig):
         """Whether calling this function returns a tuple (else a single value)."""
         if self.kind in MATRIX_KINDS:
@@ -523,49 +533,6 @@ def _check_against(values, outs, what):
         if type_ is None or type_.ndim != out.type.ndim:
             raise CallError(f"a {what} must match its output: expected ndim {out.type.ndim}, got "
                             f"{type(value).__name__} {np.shape(value)}")
-
-
-def vjp(f, *args, wrt=None):
-    """JAX-style ``(out, pullback)``: ``out = f(*args)``, and ``pullback(cotangent)`` returns
-    the tuple of ``cotangent @ J`` for each float argument (or each argument in ``wrt``). A
-    tuple output takes a tuple of cotangents, one per output.
-
-    >>> import numpy as np, adcompile
-    >>> @adcompile.compile(backend="python")
-    ... def scaled_squares(x, c):
-    ...     return c * x ** 2
-    >>> out, pullback = adcompile.vjp(scaled_squares, np.array([1.0, 3.0]), 2.0)
-    >>> out
-    array([ 2., 18.])
-    >>> dx, dc = pullback(np.array([1.0, 1.0]))  # ct * 2 c x, and sum(ct * x ** 2)
-    >>> dx, float(dc)
-    (array([ 4., 12.]), 10.0)
-    """
-    if _has_module(args):  # a Module's gradient is a dict keyed like named_parameters()
-        from .module_compile import vjp_with_modules
-        return vjp_with_modules(f, args, wrt)
-    compiled = as_compiled(f)
-    args = compiled.call_arguments(args)  # defaults bound as a call binds them
-    derived = DerivedFunction(compiled, "vjp", wrt)
-    derived._last_signature = derived.signature(args)
-    primal_ir = compiled.ir(derived._last_signature)
-    written = set(written_arguments(primal_ir))
-    # like every derived function, vjp leaves the caller's arrays as they were
-    out = compiled(*(arg.copy() if param in written else arg for arg, param in zip(args, primal_ir.params)))
-
-    def pullback(*cotangents):
-        if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
-            cotangents = cotangents[0]
-        cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
-        # a 0-d array is a number (the generated code updates scalar adjoints with +=)
-        cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
-        sig = derived.signature(args)
-        _check_against(cotangents, compiled.ir(sig).results, "cotangent")
-        result = derived.call_with_extra(args, cotangents)
-        return tuple(result[len(cotangents):])
-
-    pullback.derived = derived
-    return out, pullback
 
 
 from .inspection import source  # noqa: E402,F401  (adcompile.source; inspection imports api lazily)

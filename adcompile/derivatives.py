@@ -34,6 +34,16 @@ def _bind_primals(compiled, primals, tangents, what):
     return bound, tangents + (None,) * (len(bound) - len(primals))
 
 
+def _unit_tensors(shape, dtype):
+    """The standard basis of arrays of ``shape`` (a scalar shape gives the number 1.0); the
+    Hessians and Jacobians of Module parameters (``module_compile.py``) are built from them."""
+    size = int(np.prod(shape))
+    for k in range(size):
+        e = np.zeros(size, dtype=dtype)
+        e[k] = 1.0
+        yield e.reshape(shape) if shape else 1.0
+
+
 def jvp(f, primals, tangents):
     """JAX-style forward mode: ``(f(*primals), J @ tangents)``.
 
@@ -95,8 +105,10 @@ def hvp(f, primals, tangents):
 
 def hessian(f, wrt=0):
     """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``,
-    shape ``x.shape + x.shape`` (forward over reverse, one column per tangent). The returned
-    function takes ``f``'s arguments as ``f`` does (keywords, defaults).
+    shape ``x.shape + x.shape`` (forward over reverse: a generated loop with one jvp of the
+    gradient per column). It takes ``f``'s arguments as ``f`` does (keywords, defaults) and is
+    a derived function like ``grad(f)``: ``adcompile.source`` shows it, compiled code can call
+    it, and every transform applies to it (``jacobian(hessian(f))`` is the third derivative).
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -111,9 +123,11 @@ def hessian(f, wrt=0):
 
 def jacobian(f, wrt=0, mode="rev"):
     """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
-    ``wrt``, shape ``out.shape + x.shape``. ``mode`` is "rev" (one vjp per output element)
-    or "fwd" (one jvp per input element). The returned function takes ``f``'s arguments as
-    ``f`` does (keywords, defaults).
+    ``wrt``, shape ``out.shape + x.shape``. ``mode`` is "rev" (a generated loop with one vjp
+    per output element) or "fwd" (one jvp per input element; "rev" of a derived function that
+    reverse mode does not take is computed this way too). It takes ``f``'s arguments as ``f``
+    does (keywords, defaults) and is a derived function like ``grad(f)``: it can be inspected,
+    called in compiled code and differentiated again.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")

@@ -29,7 +29,8 @@ def check_backward(cls, args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7, max_elem
     Returns True or raises ``GradcheckError`` naming the Function and the input."""
     import numpy as np
 
-    from .api import compile, vjp
+    from .api import compile
+    from .pullback import vjp
     from .testing import GradcheckError
     args = list(args)
     names = input_names(cls, len(args))
@@ -48,9 +49,9 @@ def check_backward(cls, args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7, max_elem
         values = values if isinstance(values, tuple) else (values,)
         return sum(float(np.sum(c * v)) for c, v in zip(cotangents, values))
 
-    for position, k in enumerate(wrt):
+    for k in wrt:
         x = np.asarray(args[k], dtype=np.float64)
-        g = np.asarray(grads[position], dtype=np.float64)
+        g = np.asarray(grads[k], dtype=np.float64)
         where = f"{cls.__name__}: gradient of input '{names[k]}' (position {k})"
         if g.shape != x.shape:
             raise GradcheckError(f"{where} has shape {g.shape}, the input has shape {x.shape}")

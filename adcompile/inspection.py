@@ -91,8 +91,8 @@ def _flat_target(target, args, what):
     if isinstance(target, CompiledFunction):
         return flat_function(target.pyfunc, args, target.backend), flat_arguments(args)
     target.check_arity(args)
-    # behind hessian(f, wrt=k) and jacobian(f, wrt=k): a vjp, or a jvp returning only tangents
-    if (target.kind == "vjp" or target.tangents_only) and any(isinstance(args[k], Module) for k in target.wrt):
+    # hessian(f, wrt=k) and jacobian(f, wrt=k) of a Module: dicts assembled from many functions
+    if (target.kind in ("hessian", "jacobian", "vjp") or target.tangents_only) and any(isinstance(args[k], Module) for k in target.wrt):
         k = next(k for k in target.wrt if isinstance(args[k], Module))
         raise CallError(f"adcompile.{what}: the Hessian or Jacobian with respect to the Module argument "
                         f"{target.param_names[k]!r} is assembled from one generated function per parameter; "

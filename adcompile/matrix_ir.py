@@ -40,8 +40,9 @@ def matrix_ir(name, primal, index, mode, directional, shape_source=None):
     b = Builder(namer, body)
     x, out_type = params[index], primal.results[0].type
     looped_type = x.type if mode == "fwd" else out_type
-    if not looped_type.ndim:  # one direction: the unit 1.0
-        result = inline_function(directional, params + [const(1.0, Type(looped_type.dtype))], namer, body)[-1]
+    if not looped_type.ndim:  # one direction: the unit 1.0 (a variable: the body may assign it)
+        unit = b.emit("alias", [const(1.0, Type(looped_type.dtype))])
+        result = inline_function(directional, params + [unit], namer, body)[-1]
         return Function(name, params, body, [result], False, primal.source_file)
     if shape_source is not None:
         out = params[shape_source]
