@@ -16,7 +16,7 @@ from .codegen.python import generate
 from .errors import (AdCompileError, CallError, Location, SourceUnavailableError, UnsupportedSyntaxError,
                      located)
 from .frontend.parse import translate
-from .derived_reverse import pullback_ir, reverse_of_derived
+from .derived_reverse import pullback_ir, reverse_applies, reverse_of_derived
 from .ir.builder import Namer
 from .ir.clone import copy_function
 from .ir.types import describe_value, type_of_value
@@ -359,7 +359,7 @@ class DerivedFunction(_Specialised):
         elif isinstance(self.base, DerivedFunction):
             if self.kind in ("grad", "value_and_grad"):
                 self.check_scalar_output(self.base.ir(sig))
-            derived = reverse_of_derived(self.base, sig, wrt, self.kind, self.name)
+            derived = reverse_of_derived(self.base, sig, wrt, self.kind)
         else:
             primal = self.base.ir(sig)
             if self.kind in ("grad", "value_and_grad"):
@@ -380,13 +380,11 @@ class DerivedFunction(_Specialised):
             return matrix_ir(f"{base_ir.name}_hessian", gradient, index, "fwd", column, shape_source=index)
         if len(base_ir.results) != 1:
             raise CallError(f"{self.name}: the function must return one array or scalar, not a tuple")
-        mode = self.mode
+        # rows need a backward sweep each; where reverse mode does not take the IR, columns are cheaper
+        mode = "rev" if self.mode == "rev" and reverse_applies(self.base, sig) else "fwd"
         if mode == "rev":
-            try:
-                line = pullback_ir(self.base, sig, [index], self.name)
-            except CallError:  # reverse mode does not take this derived function: same matrix by columns
-                mode = "fwd"
-        if mode == "fwd":
+            line = pullback_ir(self.base, sig, [index])
+        else:
             line = forward(base_ir, [index], Namer())
         return matrix_ir(f"{base_ir.name}_jacobian", base_ir, index, mode, line)
 

@@ -10,35 +10,45 @@ Two ways, chosen by what the derived function is:
       vjp(grad_S f)(c)[t] = d/dx_t <c, grad_S f> = jvp(grad_T f, x, tangent c on S)[t]
 
 - anything else (a jvp, a Hessian or Jacobian, a derivative of those): reverse mode applied
-  to its IR. The transform handles IR made of the primal statements; the stacks and adjoint
-  scatters of a reverse sweep are refused with a hint to use forward mode instead.
+  to its IR. The transform handles IR made of primal statements, not the stacks and adjoint
+  scatters of a reverse sweep: IR holding those gets its vjp from one jvp per input element
+  instead (``matrix_ir.pullback_by_columns``), exact but n times the work.
 """
-from .errors import CallError
 from .ir.builder import Builder, Namer, const
 from .ir.clone import inline_function
 from .ir.nodes import AccumItem, Assign, Function, Pop, Push, Var, walk
+from .matrix_ir import pullback_by_columns
 from .transforms.forward import forward
 from .transforms.reverse import reverse
 
 
-def reverse_of_derived(base, sig, wrt, mode, name):
+def reverse_of_derived(base, sig, wrt, mode):
     """The IR of ``mode`` ("grad", "value_and_grad" or "vjp") of the derived function ``base``
-    with respect to parameters ``wrt``, as ``transforms.reverse`` returns it for a primal IR;
-    ``name`` (the function asked for) is what an error names."""
-    pullback = pullback_ir(base, sig, wrt, name)
+    with respect to parameters ``wrt``, as ``transforms.reverse`` returns it for a primal IR."""
+    pullback = pullback_ir(base, sig, wrt)
     if mode == "vjp":
         return pullback
     return _seeded(pullback, len(wrt), keep_values=mode == "value_and_grad")
 
 
-def pullback_ir(base, sig, wrt, name):
+def pullback_ir(base, sig, wrt):
     """The vjp IR of ``base`` (compiled or derived): its parameters then one cotangent per
     result; its results then the cotangents of the ``wrt`` parameters."""
-    if _kind(base) in ("grad", "value_and_grad") and not _is_derived(base.base):
+    if _is_gradient_of_compiled(base):
         return _pullback_of_gradient(base, sig, wrt)
     base_ir = base.ir(sig)
-    _check_reversible(base_ir, name)
-    return reverse(base_ir, wrt, Namer(), mode="vjp")
+    if reversible(base_ir):
+        return reverse(base_ir, wrt, Namer(), mode="vjp")
+    return pullback_by_columns(base_ir, wrt, [forward(base_ir, [k], Namer()) for k in wrt])
+
+
+def reverse_applies(base, sig):
+    """Whether ``base``'s vjp costs one backward sweep (else one jvp per input element)."""
+    return _is_gradient_of_compiled(base) or reversible(base.ir(sig))
+
+
+def _is_gradient_of_compiled(fn):
+    return getattr(fn, "kind", None) in ("grad", "value_and_grad") and not _is_derived(fn.base)
 
 
 def reversible(fn_ir):
@@ -48,17 +58,6 @@ def reversible(fn_ir):
 
 def _is_derived(fn):
     return getattr(fn, "base", None) is not None
-
-
-def _kind(fn):
-    return getattr(fn, "kind", None)
-
-
-def _check_reversible(fn_ir, name):
-    if not reversible(fn_ir):
-        raise CallError(f"{name}: reverse mode over a gradient of a program with loops, scatters or "
-                        "saved values is not supported; use forward mode instead (adcompile.jvp, "
-                        "jacobian(..., mode='fwd'))")
 
 
 def _pullback_of_gradient(gradient, sig, wrt):
@@ -73,8 +72,7 @@ def _pullback_of_gradient(gradient, sig, wrt):
     second = forward(swept, inner, Namer())
     namer = Namer()
     params = [Var(namer.fresh(p.name), p.type) for p in primal.params]
-    value_ct = [Var(namer.fresh("b" + primal.results[0].name.lstrip("_")), primal.results[0].type)] \
-        if with_value else []
+    value_ct = [Var(namer.fresh("bvalue"), primal.results[0].type)] if with_value else []
     grad_cts = [Var(namer.fresh("bg" + params[s].name), params[s].type) for s in inner]
     body = []
     results = inline_function(second, params + grad_cts, namer, body)
@@ -102,4 +100,4 @@ def _seeded(pullback, n_wrt, keep_values):
     return Function(pullback.name, params, body, list(results), True, pullback.source_file)
 
 
-__all__ = ["pullback_ir", "reverse_of_derived", "reversible"]
+__all__ = ["pullback_ir", "reverse_applies", "reverse_of_derived", "reversible"]

@@ -16,6 +16,7 @@ generator prints it and numba compiles it like any other function:
 
 Mode "rev" is the same with rows (one vjp per output element). A scalar input (fwd) or a
 scalar output (rev) needs a single jvp or vjp with the unit 1.0, and no loop.
+``pullback_by_columns`` builds a vjp the same way, from one jvp per input element.
 """
 from .ir.builder import Builder, Namer, const
 from .ir.clone import inline_function
@@ -72,9 +73,53 @@ def matrix_ir(name, primal, index, mode, directional, shape_source=None):
         items = [("int", const(0)), ("int", k)] if mode == "fwd" else [("int", k), ("int", const(0))]
     loop_body.append(SetItem(flat, line, items))
     body.append(For(k, const(0), count, const(1), loop_body))
-    dims = _dims(b, out) + _dims(b, x)
+    dims = (_dims(b, out) if out is not None else []) + _dims(b, x)
     result = flat if _is_flat_already(out, x) else b.emit("reshape", [flat] + dims)
     return Function(name, params, body, [result], False, primal.source_file)
+
+
+def pullback_by_columns(primal, wrt, columns):
+    """A vjp IR of ``primal`` built from jvps, for IR that reverse mode does not take: the
+    cotangent of each element ``x[k]`` of a ``wrt`` parameter is ``sum(ct * jvp(e_k))``.
+    ``columns[t]`` is the jvp IR of ``primal`` with respect to parameter ``wrt[t]``. Same
+    calling convention as ``transforms.reverse`` with mode "vjp": parameters then one
+    cotangent per result; results then one gradient per ``wrt`` parameter."""
+    namer = Namer()
+    params = [Var(namer.fresh(p.name), p.type) for p in primal.params]
+    cotangents = [Var(namer.fresh("ct"), r.type) for r in primal.results]
+    body = []
+    b = Builder(namer, body)
+    outputs = inline_function(primal, params, namer, body)
+    grads = []
+    for index, column in zip(wrt, columns):
+        x = params[index]
+        if not x.type.ndim:
+            unit = b.emit("alias", [const(1.0, Type(x.type.dtype))])
+            grads.append(_projected(b, cotangents, inline_function(column, params + [unit], namer, body)))
+            continue
+        flat = b.emit("zeros", [_size(b, x)], ndim=1, dtype=x.type.dtype)
+        flat.name, flat.is_temp = namer.fresh("b" + x.name), False
+        k = Var(namer.fresh("k"), I8)
+        loop_body = []
+        lb = Builder(namer, loop_body)
+        unit = lb.emit("zeros", [_size(lb, x)], ndim=1, dtype=x.type.dtype)
+        unit.name, unit.is_temp = namer.fresh("unit"), False
+        loop_body.append(SetItem(unit, const(1.0), [("int", k)]))
+        tangents = inline_function(column, params + [_reshaped_like(lb, unit, x)], namer, loop_body)
+        loop_body.append(SetItem(flat, _projected(lb, cotangents, tangents), [("int", k)]))
+        body.append(For(k, const(0), _size(b, x), const(1), loop_body))
+        grads.append(_reshaped_like(b, flat, x))
+    return Function(f"{primal.name}_vjp", params + cotangents, body, outputs + grads, True, primal.source_file)
+
+
+def _projected(b, cotangents, column_results):
+    """sum over the results of ``sum(ct * tangent)``: one element of a vjp."""
+    total = None
+    for ct, tangent in zip(cotangents, column_results[len(cotangents):]):
+        term = b.mul(ct, tangent)
+        term = b.call("sum", term) if term.type.ndim else term
+        total = term if total is None else b.add(total, term)
+    return total
 
 
 def _size(b, var):
@@ -93,4 +138,4 @@ def _is_flat_already(out, x):
     return out is not None and out.type.ndim == 1 and x.type.ndim == 1
 
 
-__all__ = ["matrix_ir"]
+__all__ = ["matrix_ir", "pullback_by_columns"]

@@ -116,11 +116,7 @@ class DerivedCallInfo:
         active = [k for k, a in enumerate(inputs[:n_params]) if isinstance(a, Var) and a in transform.active]
         if not active:
             return
-        try:
-            pullback = pullback_ir(derived, self.sig, active, derived.name)
-        except CallError as error:
-            raise located(CallError, f"reverse mode through {derived.name} called inside compiled code: "
-                          f"{error}", stmt.loc) from None
+        pullback = pullback_ir(derived, self.sig, active)
         if len(pullback.params) - len(inputs) != len(stmt.outputs):
             raise located(CallError, f"reverse mode through {derived.name} called inside compiled code: "
                           "a result that is a constant is not supported", stmt.loc)
@@ -232,7 +228,7 @@ def call_jvp(tr, args, kwargs, node):
                                DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
     n = len(results) // 2
     outs, touts = results[:n], results[n:]
-    if base.ir(sig).returns_tuple:
+    if base.user_returns_tuple(sig):
         return TupleValue([TupleValue(outs), TupleValue(touts)])
     return TupleValue([outs[0], touts[0]])
 

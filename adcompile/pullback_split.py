@@ -1,8 +1,8 @@
 """The vjp IR cut in two, so that ``vjp`` runs the forward sweep once and each pullback call
 runs only the backward sweep with the values the forward saved.
 
-The cut is before the first top-level statement that reads a cotangent: everything before
-it (the forward sweep, the tapes it fills) becomes the forward function, which returns the
+The cut is before the first top-level statement that reads a cotangent (or the reverse
+transform's ``# backward`` line, if earlier): everything before it (the forward sweep, the tapes it fills) becomes the forward function, which returns the
 outputs and the *residuals* -- the values it computed that the rest reads. The rest becomes
 the backward function, taking the primal arguments, the residuals and the cotangents:
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .ir.builder import Builder, Namer
 from .ir.memory import memory_roots, sharing
-from .ir.nodes import AccumItem, Assign, Function, Pop, SetItem, Var, vars_read, walk
+from .ir.nodes import AccumItem, Assign, Comment, Function, Pop, SetItem, Var, vars_read, walk
 
 
 @dataclass
@@ -36,7 +36,8 @@ def split_pullback(vjp_ir, n_cotangents):
     n_primal = len(vjp_ir.params) - n_cotangents
     primal_params, cotangents = vjp_ir.params[:n_primal], set(vjp_ir.params[n_primal:])
     n_outputs = n_cotangents  # one cotangent per output
-    cut = next((k for k, stmt in enumerate(vjp_ir.body) if _reads_any([stmt], cotangents)), len(vjp_ir.body))
+    cut = next((k for k, stmt in enumerate(vjp_ir.body)
+                if _reads_any([stmt], cotangents) or _starts_backward(stmt)), len(vjp_ir.body))
     first, rest = vjp_ir.body[:cut], vjp_ir.body[cut:]
     outputs, gradients = vjp_ir.results[:n_outputs], vjp_ir.results[n_outputs:]
     written_first, written_rest = _written(first), _written(rest)
@@ -53,6 +54,11 @@ def split_pullback(vjp_ir, n_cotangents):
                         vjp_ir.source_file)
     roots = memory_roots(vjp_ir.body, vjp_ir.params)
     return SplitPullback(forward, backward, n_outputs, _mutates(rest, sharing(residuals, roots), roots))
+
+
+def _starts_backward(stmt):
+    """The reverse transform's ``# backward`` line: the adjoints are set up after it."""
+    return isinstance(stmt, Comment) and stmt.text == "backward"
 
 
 def _reads_any(block, atoms):
