@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .ir.builder import Builder, Namer
 from .ir.memory import memory_roots, sharing
-from .ir.nodes import AccumItem, Assign, Comment, Function, Pop, SetItem, Var, vars_read, walk
+from .ir.nodes import AccumItem, Assign, Comment, For, Function, Pop, SetItem, Var, vars_read, walk
 
 
 @dataclass
@@ -43,7 +43,7 @@ def split_pullback(vjp_ir, n_cotangents):
     written_first, written_rest = _written(first), _written(rest)
     if any(isinstance(out, Var) and out in written_rest for out in outputs):
         return None
-    needed = set(vars_read(rest)) | {g for g in gradients if isinstance(g, Var)}
+    needed = _exposed_reads(rest, set(), set()) | {g for g in gradients if isinstance(g, Var)}
     residuals = sorted((v for v in needed if v in written_first and v not in cotangents), key=lambda v: v.name)
     forward_body = _defined_first([v for v in residuals if v not in primal_params], first) + list(first)
     forward = Function(f"{vjp_ir.name}_forward", list(primal_params), forward_body,
@@ -61,6 +61,28 @@ def _starts_backward(stmt):
     return isinstance(stmt, Comment) and stmt.text == "backward"
 
 
+def _exposed_reads(block, defined, out):
+    """The Vars that ``block`` may read before assigning them (a loop's index is assigned in
+    its body; an assignment inside a branch or loop does not count after it)."""
+    defined = set(defined)
+    for stmt in block:
+        out.update(a for a in stmt.reads() if isinstance(a, Var) and a not in defined)
+        for inner in stmt.blocks():
+            _exposed_reads(inner, defined | ({stmt.index} if isinstance(stmt, For) else set()), out)
+        defined.update(_binds(stmt))
+    return out
+
+
+def _binds(stmt):
+    """The Vars that ``stmt`` surely gives a value when it runs (not a loop's index: the loop
+    may run no iteration)."""
+    if isinstance(stmt, Assign) and not stmt.inplace:
+        return [stmt.target]
+    if isinstance(stmt, Pop):
+        return [stmt.target]
+    return []
+
+
 def _reads_any(block, atoms):
     return any(v in atoms for v in vars_read(block))
 
@@ -72,7 +94,7 @@ def _written(block):
 def _defined_first(residuals, block):
     """Placeholders for residuals that ``block`` assigns only inside branches or loops, so the
     forward function can return them on every path."""
-    top_level = {v for stmt in block for v in stmt.writes()}
+    top_level = {v for stmt in block for v in _binds(stmt)}
     nested = [v for v in residuals if v not in top_level]
     out = []
     b = Builder(Namer(), out)
