@@ -15,7 +15,6 @@ Two ways, chosen by what the derived function is:
   instead (``matrix_ir.pullback_by_columns``), exact but n times the work.
 """
 from .ir.builder import Builder, Namer, const
-from .ir.clone import inline_function
 from .ir.nodes import AccumItem, Assign, Function, Pop, Push, Var, walk
 from .matrix_ir import pullback_by_columns
 from .transforms.forward import forward
@@ -70,13 +69,14 @@ def _pullback_of_gradient(gradient, sig, wrt):
     union = sorted(set(inner) | set(wrt))
     swept = reverse(primal, union, Namer(), mode="value_and_grad" if with_value else "grad")
     second = forward(swept, inner, Namer())
+    n_primal = len(primal.params)
+    params, grad_cts = second.params[:n_primal], second.params[n_primal:]  # tangents on S: the cotangents
     namer = Namer()
-    params = [Var(namer.fresh(p.name), p.type) for p in primal.params]
+    for var in list(params) + list(grad_cts) + [v for stmt in walk(second.body) for v in stmt.writes()]:
+        namer.reserve(var.name)
     value_ct = [Var(namer.fresh("bvalue"), primal.results[0].type)] if with_value else []
-    grad_cts = [Var(namer.fresh("bg" + params[s].name), params[s].type) for s in inner]
-    body = []
-    results = inline_function(second, params + grad_cts, namer, body)
-    values, tangents = results[:len(swept.results)], results[len(swept.results):]
+    body = list(second.body)
+    values, tangents = second.results[:len(swept.results)], second.results[len(swept.results):]
     offset = 1 if with_value else 0
     outputs = values[:offset] + [values[offset + union.index(s)] for s in inner]
     grads = []
