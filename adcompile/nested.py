@@ -111,9 +111,8 @@ class DerivedCallInfo:
         derivative): its vjp IR (``derived_reverse.pullback_ir``) inlined with the outputs'
         adjoints as cotangents."""
         derived = self.derived
-        inputs = stmt.inputs
-        n_params = len(inputs) - self.n_hidden
-        active = [k for k, a in enumerate(inputs[:n_params]) if isinstance(a, Var) and a in transform.active]
+        inputs = stmt.inputs  # the derived IR's parameters, in order (hidden arrays are never active)
+        active = [k for k, a in enumerate(inputs) if isinstance(a, Var) and a in transform.active]
         if not active:
             return
         pullback = pullback_ir(derived, self.sig, active)

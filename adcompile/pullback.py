@@ -9,7 +9,6 @@ serve one call, and a second call runs the forward half again first.
 import numpy as np
 
 from .api import DerivedFunction, _check_against, _has_module, _Specialised, as_compiled
-from .errors import CallError
 from .pullback_split import split_pullback
 from .transforms.arguments import written_arguments
 

@@ -75,6 +75,10 @@ def summed_hvp_in_code(x):
     return np.sum(adcompile.jvp(adcompile.grad(f), (x,), (V,))[1] * x)
 
 
+def hvp_along_sin_in_code(x):  # the tangent depends on x (and f reads the global V)
+    return np.sum(adcompile.jvp(adcompile.grad(f), (x,), (np.sin(x),))[1])
+
+
 def summed_value_and_grad_in_code(x):
     value, gradient = adcompile.value_and_grad(f)(x)
     return value * np.sum(gradient ** 2)
@@ -105,13 +109,14 @@ INNER = {
     "sum of jvp(F) in code": (lambda b: compiled(summed_jvp_in_code, b), True),
     "sum of hvp(f) in code": (lambda b: compiled(summed_hvp_in_code, b), True),
     "sum of value_and_grad(f) in code": (lambda b: compiled(summed_value_and_grad_in_code, b), True),
+    "hvp(f) along sin(x) in code": (lambda b: compiled(hvp_along_sin_in_code, b), True),
 }
 # which transform each inner function applies (inside a compiled function for the "in code" ones)
 INNER_TRANSFORM = {"grad(f)": "grad", "grad(f_loop)": "grad", "grad_norm": "grad", "hessian(f)": "hessian",
                    "hessian(f_loop)": "hessian", "hessian(f) in a compiled loop": "hessian",
                    "jacobian_rev(F)": "jacobian", "jacobian_fwd(F)": "jacobian", "jacobian(F) in code": "jacobian",
                    "jacobian(grad(f))": "jacobian", "jvp(F) in code": "jvp", "sum of jvp(F) in code": "jvp",
-                   "hvp(f) in code": "hvp", "sum of hvp(f) in code": "hvp",
+                   "hvp(f) in code": "hvp", "sum of hvp(f) in code": "hvp", "hvp(f) along sin(x) in code": "hvp",
                    "value_and_grad(f) in code": "value_and_grad", "sum of value_and_grad(f) in code": "value_and_grad"}
 
 
