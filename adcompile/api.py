@@ -231,10 +231,10 @@ def as_compiled(f):
         return f
     if callable(f) and hasattr(f, "__code__"):
         return CompiledFunction(f)
-    if isinstance(getattr(f, "derived", None), _Specialised):  # hessian(...), jacobian(...)
-        raise CallError(f"{f!r} assembles a matrix in Python from many calls, so it cannot be "
-                        "differentiated again; differentiate the function it is built from "
-                        "(jacobian(grad(f)) is the Hessian of f, jvp(grad(f), ...) a column of it)")
+    if isinstance(getattr(f, "derived", None), _Specialised):  # the pullback of vjp
+        raise CallError(f"{f!r} holds the values of one forward pass, so it is not a function to "
+                        "differentiate; differentiate the function itself (adcompile.vjp, grad or "
+                        "jacobian of it: every transform applies to every derived function)")
     if callable(f):
         name = getattr(f, "__name__", type(f).__name__)
         from_numpy = isinstance(f, np.ufunc) or str(getattr(f, "__module__", "")).startswith("numpy")

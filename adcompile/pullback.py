@@ -68,6 +68,9 @@ class Pullback:
         self.split = self.forward_half.split(self.sig)
         self.residuals = None
 
+    def __repr__(self):
+        return f"<adcompile pullback of {self.derived.base.name}>"
+
     def run_forward(self):
         """The output as ``f`` returns it; keeps the residuals."""
         if self.split is None:  # like every derived function, leave the caller's arrays as they were

@@ -261,3 +261,11 @@ def test_the_pullback_does_not_run_the_forward_pass_again():
     assert runs == []
     close(second[0], 2 * first[0], rtol=1e-15, atol=0)
     close(first[0], fd_jacobian(fn, X))
+
+
+def test_a_pullback_is_not_differentiated_but_its_function_is():
+    fn = compiled(sines, "python")
+    _, pullback = adcompile.vjp(fn, X)
+    assert repr(pullback) == "<adcompile pullback of sines>"
+    with pytest.raises(adcompile.AdCompileError, match="holds the values of one forward pass"):
+        adcompile.grad(pullback)
