@@ -269,3 +269,20 @@ def test_a_pullback_is_not_differentiated_but_its_function_is():
     assert repr(pullback) == "<adcompile pullback of sines>"
     with pytest.raises(adcompile.AdCompileError, match="holds the values of one forward pass"):
         adcompile.grad(pullback)
+
+
+HESSIAN_OF_F = adcompile.hessian(adcompile.compile(f, backend="python"))
+
+
+def loop_over_a_module_level_hessian(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(HESSIAN_OF_F(x * (i + 1.0)) * W)
+    return s
+
+
+def test_a_hessian_made_outside_is_called_and_differentiated_inside_a_compiled_loop():
+    fn = compiled(loop_over_a_module_level_hessian, "python")
+    close(adcompile.grad(fn)(X), fd_jacobian(fn, X))
+    expected = sum(np.sum(HESSIAN_OF_F(X * (i + 1.0)) * W) for i in range(3))
+    close(fn(X), expected, rtol=1e-12, atol=1e-12)
