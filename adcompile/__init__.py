@@ -5,9 +5,10 @@
     g = adcompile.grad(loss)       # dloss/dw, compiled by numba
     print(adcompile.source(g))     # readable generated Python
 """
-from .api import compile, grad, source, value_and_grad, vjp
+from .api import compile, grad, source, value_and_grad
 from .backend.cache_folder import clear_cache
 from .derivatives import hessian, hvp, jacobian, jvp
+from .pullback import vjp
 from . import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
 from .errors import AdCompileError
 from .inspection import ir, source_path

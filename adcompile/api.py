@@ -16,18 +16,18 @@ from .codegen.python import generate
 from .errors import (AdCompileError, CallError, Location, SourceUnavailableError, UnsupportedSyntaxError,
                      located)
 from .frontend.parse import translate
+from .derived_reverse import pullback_ir, reverse_applies, reverse_of_derived
 from .ir.builder import Namer
+from .ir.clone import copy_function
 from .ir.types import describe_value, type_of_value
 from .ir_stages import optimize_observed
+from .matrix_ir import matrix_ir
 from .run_errors import explain_failure
-from .ir.builder import const
-from .ir.clone import copy_function
-from .ir.nodes import Assign
-from .transforms.arguments import written_arguments
 from .transforms.forward import forward
 from .transforms.reverse import reverse
 
 BACKENDS = ("numba", "python")
+MATRIX_KINDS = ("hessian", "jacobian")  # derived functions returning one matrix
 # The simplification passes; benchmarks/source_size.py switches them off to measure them.
 OPTIMIZE = True
 
@@ -231,10 +231,10 @@ def as_compiled(f):
         return f
     if callable(f) and hasattr(f, "__code__"):
         return CompiledFunction(f)
-    if isinstance(getattr(f, "derived", None), _Specialised):  # hessian(...), jacobian(...)
-        raise CallError(f"{f!r} assembles a matrix in Python from many calls, so it cannot be "
-                        "differentiated again; differentiate the function it is built from "
-                        "(jacobian(grad(f)) is the Hessian of f, jvp(grad(f), ...) a column of it)")
+    if isinstance(getattr(f, "derived", None), _Specialised):  # the pullback of vjp
+        raise CallError(f"{f!r} holds the values of one forward pass, so it is not a function to "
+                        "differentiate; differentiate the function itself (adcompile.vjp, grad or "
+                        "jacobian of it: every transform applies to every derived function)")
     if callable(f):
         name = getattr(f, "__name__", type(f).__name__)
         from_numpy = isinstance(f, np.ufunc) or str(getattr(f, "__module__", "")).startswith("numpy")
@@ -269,30 +269,46 @@ def wrt_indices(f, wrt, n_args=None):
 class DerivedFunction(_Specialised):
     """A transform of another (compiled or derived) function.
 
-    kinds: ``grad``, ``value_and_grad``, ``vjp`` (reverse mode) and ``jvp`` (forward mode).
-    The derived IR takes the base's parameters followed by one cotangent per base result
-    (vjp) or one tangent per differentiated argument (jvp).
+    kinds: ``grad``, ``value_and_grad``, ``vjp`` (reverse mode), ``jvp`` (forward mode),
+    ``hessian`` and ``jacobian`` (a loop of jvps or vjps, ``matrix_ir.py``). The derived IR
+    takes the base's parameters followed by one cotangent per base result (vjp) or one
+    tangent per differentiated argument (jvp). Every kind applies to every other: each is
+    an IR function that the transforms take again.
     """
 
-    def __init__(self, base, kind, wrt, tangents_only=False):
+    def __init__(self, base, kind, wrt, tangents_only=False, mode="rev"):
         super().__init__()
         self.base = as_compiled(base)
         self.kind = kind
         self.tangents_only = tangents_only  # jvp: return only the output tangents
+        self.mode = mode  # jacobian: "rev" (rows of vjps) or "fwd" (columns of jvps)
         self.backend = self.base.backend
         self.param_names = self.base.param_names
         self.name = f"{kind}({self.base.name})"
         self.wrt, self.wrt_is_tuple = (wrt_indices(self.base, wrt) if wrt is not None
                                        else (None, True))
-        if isinstance(self.base, DerivedFunction) and kind != "jvp" and not self._second_order_by_forward():
-            raise CallError(f"{self.name}: reverse mode of a derived function is supported for "
-                            "grad/value_and_grad of a grad with respect to a scalar argument; use "
-                            "adcompile.jvp, hvp or hessian (forward over reverse) instead")
+        if kind in MATRIX_KINDS and (self.wrt is None or self.wrt_is_tuple):
+            raise CallError(f"{kind}: wrt must be a single argument")
+        if kind in MATRIX_KINDS:
+            self.describe_matrix(self.param_names[self.wrt[0]])
 
-    def _second_order_by_forward(self):
-        base = self.base
-        return (self.kind in ("grad", "value_and_grad") and base.kind == "grad"
-                and not base.wrt_is_tuple and not isinstance(base.base, DerivedFunction))
+    def describe_matrix(self, wrt_name):
+        """Name and docstring of a Hessian or Jacobian, and ``derived``: the jvp (or vjp) whose
+        calls fill one column (or row), whose code is the loop's body."""
+        base, index = self.base, self.wrt[0]
+        if self.kind == "hessian":
+            self.name = f"hessian({base.name}, wrt={wrt_name!r})"
+            self.__doc__ = (f"The Hessian of {base.name} with respect to {wrt_name}, shape {wrt_name}.shape + "
+                            f"{wrt_name}.shape; call it with the arguments of {base.name}"
+                            f"({', '.join(self.param_names)}).")
+            self.derived = DerivedFunction(DerivedFunction(base, "grad", index), "jvp", index, tangents_only=True)
+            return
+        self.name = f"jacobian({base.name}, wrt={wrt_name!r}, mode={self.mode!r})"
+        self.__doc__ = (f"The Jacobian of {base.name} with respect to {wrt_name}, shape out.shape + "
+                        f"{wrt_name}.shape; call it with the arguments of {base.name}"
+                        f"({', '.join(self.param_names)}).")
+        by_rows = self.mode == "rev"
+        self.derived = DerivedFunction(base, "vjp" if by_rows else "jvp", index, tangents_only=not by_rows)
 
     def origin(self):
         return f"{self.kind} of {self.base.origin()}"
@@ -338,8 +354,12 @@ class DerivedFunction(_Specialised):
             derived = forward(base_ir, wrt, Namer())
             if self.tangents_only:
                 derived.results = derived.results[len(base_ir.results):]
+        elif self.kind in MATRIX_KINDS:
+            derived = self.matrix_ir(sig, wrt[0])
         elif isinstance(self.base, DerivedFunction):
-            derived = self.second_order_ir(sig, wrt)
+            if self.kind in ("grad", "value_and_grad"):
+                self.check_scalar_output(self.base.ir(sig))
+            derived = reverse_of_derived(self.base, sig, wrt, self.kind)
         else:
             primal = self.base.ir(sig)
             if self.kind in ("grad", "value_and_grad"):
@@ -349,20 +369,24 @@ class DerivedFunction(_Specialised):
             derived = optimize_observed(copy_function(derived), self.name)  # ir_stages can watch
         return derived
 
-    def second_order_ir(self, sig, wrt):
-        """grad_j(grad_i f) = H[i, j] = jvp of grad_j f in the direction e_i (H is symmetric)."""
-        inner = self.base
-        i = inner.resolved_wrt(sig)[0]
-        if sig[i].ndim != 0:
-            raise CallError(f"{self.name}: the inner gradient is with respect to an array, so it is "
-                            "not a scalar function; use adcompile.hessian or adcompile.jacobian")
-        self.check_scalar_output(self.base.base.ir(sig))
-        gradient = reverse(self.base.base.ir(sig), wrt, Namer(), mode="grad")
-        derived = forward(gradient, [i], Namer())
-        unit = derived.params.pop()  # the tangent of x_i is the unit 1.0
-        derived.body.insert(0, Assign(unit, "alias", [const(1.0)]))
-        derived.results = derived.results[len(gradient.results):]
-        return derived
+    def matrix_ir(self, sig, index):
+        """The Hessian (a Jacobian of the gradient, by columns: forward over reverse) or the
+        Jacobian, as a loop over unit directions (``matrix_ir.py``)."""
+        base_ir = self.base.ir(sig)
+        if self.kind == "hessian":
+            self.check_scalar_output(base_ir)
+            gradient = DerivedFunction(self.base, "grad", index).ir(sig)
+            column = forward(gradient, [index], Namer())
+            return matrix_ir(f"{base_ir.name}_hessian", gradient, index, "fwd", column, shape_source=index)
+        if len(base_ir.results) != 1:
+            raise CallError(f"{self.name}: the function must return one array or scalar, not a tuple")
+        # rows need a backward sweep each; where reverse mode does not take the IR, columns are cheaper
+        mode = "rev" if self.mode == "rev" and reverse_applies(self.base, sig) else "fwd"
+        if mode == "rev":
+            line = pullback_ir(self.base, sig, [index])
+        else:
+            line = forward(base_ir, [index], Namer())
+        return matrix_ir(f"{base_ir.name}_jacobian", base_ir, index, mode, line)
 
     def signature(self, args):
         return signature_of(args, self.base.name)
@@ -400,12 +424,32 @@ class DerivedFunction(_Specialised):
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != len(self.param_names):
             args = self.call_arguments(args, kwargs)
-        if self.kind == "value_and_grad" and isinstance(self.base, DerivedFunction):
-            return self.base(*args), DerivedFunction(self.base, "grad", self.wrt_arg())(*args)
+        if self.kind in MATRIX_KINDS and _has_module(args[self.wrt[0]:self.wrt[0] + 1]):
+            return self.matrix_of_module(args)
         return self.run(args)
+
+    def matrix_of_module(self, args):
+        """A Hessian or Jacobian with respect to a Module: dicts keyed like named_parameters()."""
+        from .module_compile import hessian_with_modules, jacobian_with_modules
+        if self.kind == "hessian":
+            return hessian_with_modules(self.base, self.wrt[0], args)
+        return jacobian_with_modules(self.base, self.wrt[0], self.mode, args)
+
+    def call_arguments(self, args, kwargs=None):
+        if self.kind not in MATRIX_KINDS or not (kwargs or len(args) != len(self.param_names)):
+            return super().call_arguments(args, kwargs)
+        root = self.base
+        while isinstance(root, DerivedFunction):
+            root = root.base
+        try:  # told as the call of the function the matrix is of
+            return root.call_arguments(args, kwargs)
+        except CallError as error:
+            raise CallError(f"{self.name}: {error}") from None
 
     def user_returns_tuple(self, sig):
         """Whether calling this function returns a tuple (else a single value)."""
+        if self.kind in MATRIX_KINDS:
+            return False
         return self.wrt_is_tuple if self.kind == "grad" else True
 
     def wrt_arg(self):
@@ -487,49 +531,6 @@ def _check_against(values, outs, what):
         if type_ is None or type_.ndim != out.type.ndim:
             raise CallError(f"a {what} must match its output: expected ndim {out.type.ndim}, got "
                             f"{type(value).__name__} {np.shape(value)}")
-
-
-def vjp(f, *args, wrt=None):
-    """JAX-style ``(out, pullback)``: ``out = f(*args)``, and ``pullback(cotangent)`` returns
-    the tuple of ``cotangent @ J`` for each float argument (or each argument in ``wrt``). A
-    tuple output takes a tuple of cotangents, one per output.
-
-    >>> import numpy as np, adcompile
-    >>> @adcompile.compile(backend="python")
-    ... def scaled_squares(x, c):
-    ...     return c * x ** 2
-    >>> out, pullback = adcompile.vjp(scaled_squares, np.array([1.0, 3.0]), 2.0)
-    >>> out
-    array([ 2., 18.])
-    >>> dx, dc = pullback(np.array([1.0, 1.0]))  # ct * 2 c x, and sum(ct * x ** 2)
-    >>> dx, float(dc)
-    (array([ 4., 12.]), 10.0)
-    """
-    if _has_module(args):  # a Module's gradient is a dict keyed like named_parameters()
-        from .module_compile import vjp_with_modules
-        return vjp_with_modules(f, args, wrt)
-    compiled = as_compiled(f)
-    args = compiled.call_arguments(args)  # defaults bound as a call binds them
-    derived = DerivedFunction(compiled, "vjp", wrt)
-    derived._last_signature = derived.signature(args)
-    primal_ir = compiled.ir(derived._last_signature)
-    written = set(written_arguments(primal_ir))
-    # like every derived function, vjp leaves the caller's arrays as they were
-    out = compiled(*(arg.copy() if param in written else arg for arg, param in zip(args, primal_ir.params)))
-
-    def pullback(*cotangents):
-        if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
-            cotangents = cotangents[0]
-        cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
-        # a 0-d array is a number (the generated code updates scalar adjoints with +=)
-        cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
-        sig = derived.signature(args)
-        _check_against(cotangents, compiled.ir(sig).results, "cotangent")
-        result = derived.call_with_extra(args, cotangents)
-        return tuple(result[len(cotangents):])
-
-    pullback.derived = derived
-    return out, pullback
 
 
 from .inspection import source  # noqa: E402,F401  (adcompile.source; inspection imports api lazily)

@@ -2,11 +2,13 @@
 
 All of them are built from the two transforms: ``jvp`` is forward mode, ``hvp`` and
 ``hessian`` are forward mode applied to the reverse-mode gradient (forward over reverse),
-``jacobian`` stacks vjps (mode="rev") or jvps (mode="fwd") of unit vectors.
+``jacobian`` is a loop of vjps (mode="rev") or jvps (mode="fwd") of unit vectors. ``hessian``
+and ``jacobian`` return derived functions like ``grad`` does (``matrix_ir.py`` builds their
+IR), so they can be compiled, inspected, called in compiled code and differentiated again.
 """
 import numpy as np
 
-from .api import DerivedFunction, _has_module, as_compiled, wrt_indices
+from .api import DerivedFunction, _has_module, as_compiled
 from .errors import CallError
 
 
@@ -22,39 +24,6 @@ def _tangent_like(t, x, name):
     return t
 
 
-class MatrixFunction:
-    """What ``hessian`` and ``jacobian`` return: calling it with ``f``'s arguments computes the
-    matrix (``compute(*args)``). ``derived`` is the derived function behind it, whose code
-    ``adcompile.source``, ``ir`` and ``source_path`` show; in a notebook it displays like the
-    other derived functions."""
-
-    def __init__(self, compute, derived, title, doc):
-        self._compute = compute
-        self.derived = derived
-        self._title = title
-        self.__name__ = compute.__name__
-        self.__qualname__ = compute.__qualname__
-        self.__doc__ = doc
-
-    def __call__(self, *args, **kwargs):
-        if kwargs or len(args) != len(self.derived.param_names):  # as a call of the function binds them
-            root = self.derived
-            while getattr(root, "base", None) is not None:
-                root = root.base
-            try:
-                args = root.call_arguments(args, kwargs)
-            except CallError as error:
-                raise CallError(f"{self._title}: {error}") from None
-        return self._compute(*args)
-
-    def __repr__(self):
-        return f"<adcompile {self._title}>"
-
-    def _repr_html_(self):
-        from .inspection import html_display
-        return html_display(self.derived, title=self._title)
-
-
 def _bind_primals(compiled, primals, tangents, what):
     """``primals`` with defaults filled in as a call fills them: they may stop before arguments
     that have defaults, which get the tangent None (not differentiated)."""
@@ -66,7 +35,8 @@ def _bind_primals(compiled, primals, tangents, what):
 
 
 def _unit_tensors(shape, dtype):
-    """The standard basis of arrays of ``shape`` (a scalar shape gives the number 1.0)."""
+    """The standard basis of arrays of ``shape`` (a scalar shape gives the number 1.0); the
+    Hessians and Jacobians of Module parameters (``module_compile.py``) are built from them."""
     size = int(np.prod(shape))
     for k in range(size):
         e = np.zeros(size, dtype=dtype)
@@ -135,8 +105,10 @@ def hvp(f, primals, tangents):
 
 def hessian(f, wrt=0):
     """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``,
-    shape ``x.shape + x.shape`` (forward over reverse, one column per tangent). The returned
-    function takes ``f``'s arguments as ``f`` does (keywords, defaults).
+    shape ``x.shape + x.shape`` (forward over reverse: a generated loop with one jvp of the
+    gradient per column). It takes ``f``'s arguments as ``f`` does (keywords, defaults) and is
+    a derived function like ``grad(f)``: ``adcompile.source`` shows it, compiled code can call
+    it, and every transform applies to it (``jacobian(hessian(f))`` is the third derivative).
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -146,36 +118,16 @@ def hessian(f, wrt=0):
     array([[6., 2.],
            [2., 0.]])
     """
-    compiled = as_compiled(f)
-    (index,), is_tuple = wrt_indices(compiled, wrt)
-    if is_tuple:
-        raise CallError("hessian: wrt must be a single argument")
-    gradient = DerivedFunction(compiled, "grad", index)
-    column = DerivedFunction(gradient, "jvp", index, tangents_only=True)
-
-    def hessian_fn(*args):
-        if _has_module(args[index:index + 1]):  # a dict of dicts keyed like named_parameters()
-            from .module_compile import hessian_with_modules
-            return hessian_with_modules(compiled, index, args)
-        x = args[index]
-        shape = np.shape(x)
-        dtype = x.dtype if isinstance(x, np.ndarray) else np.float64
-        columns = [column.call_with_extra(args, (e,))[-1] for e in _unit_tensors(shape, dtype)]
-        out = np.stack(columns).astype(dtype, copy=False)
-        return out.reshape(shape + shape) if shape else float(out[0])
-
-    name = compiled.param_names[index]
-    return MatrixFunction(hessian_fn, column, f"hessian({compiled.name}, wrt={name!r})",
-                          f"The Hessian of {compiled.name} with respect to {name}, shape {name}.shape + "
-                          f"{name}.shape; call it with the arguments of {compiled.name}"
-                          f"({', '.join(compiled.param_names)}).")
+    return DerivedFunction(f, "hessian", _single_wrt(f, wrt, "hessian"))
 
 
 def jacobian(f, wrt=0, mode="rev"):
     """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
-    ``wrt``, shape ``out.shape + x.shape``. ``mode`` is "rev" (one vjp per output element)
-    or "fwd" (one jvp per input element). The returned function takes ``f``'s arguments as
-    ``f`` does (keywords, defaults).
+    ``wrt``, shape ``out.shape + x.shape``. ``mode`` is "rev" (a generated loop with one vjp
+    per output element) or "fwd" (one jvp per input element; "rev" of a derived function that
+    reverse mode does not take is computed this way too). It takes ``f``'s arguments as ``f``
+    does (keywords, defaults) and is a derived function like ``grad(f)``: it can be inspected,
+    called in compiled code and differentiated again.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -190,39 +142,13 @@ def jacobian(f, wrt=0, mode="rev"):
     """
     if mode not in ("rev", "fwd"):
         raise CallError("jacobian: mode must be 'rev' or 'fwd'")
-    compiled = as_compiled(f)
-    (index,), is_tuple = wrt_indices(compiled, wrt)
-    if is_tuple:
-        raise CallError("jacobian: wrt must be a single argument")
-    # Reverse mode of a derived function is forward mode here (the result is the same matrix).
-    use_forward = mode == "fwd" or isinstance(compiled, DerivedFunction)
-    derived = DerivedFunction(compiled, "jvp" if use_forward else "vjp", index)
+    return DerivedFunction(f, "jacobian", _single_wrt(f, wrt, "jacobian"), mode=mode)
 
-    def jacobian_fn(*args):
-        if _has_module(args[index:index + 1]):  # a dict keyed like named_parameters()
-            from .module_compile import jacobian_with_modules
-            return jacobian_with_modules(compiled, index, mode, args)
-        x = args[index]
-        out = compiled(*args)
-        if isinstance(out, tuple):
-            raise CallError("jacobian: the function must return one array or scalar")
-        in_shape, out_shape = np.shape(x), np.shape(out)
-        dtype = np.result_type(out, x) if isinstance(x, np.ndarray) else np.float64
-        if use_forward:
-            columns = [np.reshape(derived.call_with_extra(args, (e,))[-1], -1)
-                       for e in _unit_tensors(in_shape, dtype)]
-            matrix = np.stack(columns, axis=1) if columns else np.zeros((int(np.prod(out_shape)), 0))
-        else:
-            rows = [np.reshape(derived.call_with_extra(args, (e,))[-1], -1)
-                    for e in _unit_tensors(out_shape, dtype)]
-            matrix = np.stack(rows, axis=0)
-        return matrix.reshape(out_shape + in_shape)
 
-    name = compiled.param_names[index]
-    return MatrixFunction(jacobian_fn, derived, f"jacobian({compiled.name}, wrt={name!r}, mode={mode!r})",
-                          f"The Jacobian of {compiled.name} with respect to {name}, shape out.shape + "
-                          f"{name}.shape; call it with the arguments of {compiled.name}"
-                          f"({', '.join(compiled.param_names)}).")
+def _single_wrt(f, wrt, what):
+    if isinstance(wrt, (tuple, list)):
+        raise CallError(f"{what}: wrt must be a single argument")
+    return wrt
 
 
 __all__ = ["jvp", "hvp", "hessian", "jacobian"]

@@ -12,11 +12,13 @@ import sys
 
 import numpy as np
 
-from .api import compile, vjp
+from .api import compile, grad
 from .backend.loader import cache_dir
 from .backend.source_files import ensure_source_file
-from .errors import GradcheckError
+from .derivatives import hvp
 from .function import function_of  # noqa: F401  (re-exported for testing.py)
+from .numeric_checks import FIRST_ORDER, SECOND_ORDER, GradcheckError, check_hessian_vector_products, tolerances
+from .pullback import vjp
 
 
 def input_names(cls, n_args):
@@ -30,13 +32,15 @@ def input_names(cls, n_args):
     return names[:n_args]
 
 
-def check_backward(cls, args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7, max_elementwise=64, seed=0,
+def check_backward(cls, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise=64, seed=0,
                    backend="python"):
     """Check ``cls.backward`` against central differences of ``cls.forward``, the way PyTorch's
     ``gradcheck(MyFn.apply, inputs)`` checks a hand-written backward: the vector-Jacobian
     product that compiled code computes with ``backward`` (random cotangents) is compared with
     finite differences of the eager forward, for every float array input (or those in ``wrt``).
-    Returns True or raises ``GradcheckError`` naming the Function and the input."""
+    Tolerances are used as given; left out, they take the defaults of ``numeric_checks.py`` for
+    each input's precision. Returns True or raises ``GradcheckError`` naming the Function and
+    the input."""
     args = list(args)
     names = input_names(cls, len(args))
     if wrt is None:
@@ -54,9 +58,10 @@ def check_backward(cls, args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7, max_elem
         values = values if isinstance(values, tuple) else (values,)
         return sum(float(np.sum(c * v)) for c, v in zip(cotangents, values))
 
-    for position, k in enumerate(wrt):
+    for k in wrt:
+        eps_k, rtol_k, atol_k = tolerances(FIRST_ORDER, [args[k]], eps, rtol, atol)
         x = np.asarray(args[k], dtype=np.float64)
-        g = np.asarray(grads[position], dtype=np.float64)
+        g = np.asarray(grads[k], dtype=np.float64)
         where = f"{cls.__name__}: gradient of input '{names[k]}' (position {k})"
         if g.shape != x.shape:
             raise GradcheckError(f"{where} has shape {g.shape}, the input has shape {x.shape}")
@@ -64,16 +69,16 @@ def check_backward(cls, args, wrt=None, eps=1e-6, rtol=1e-5, atol=1e-7, max_elem
             else [rng.standard_normal(x.shape) for _ in range(3)]
         for direction in directions:
             plus, minus = list(args), list(args)
-            plus[k], minus[k] = x + eps * direction, x - eps * direction
+            plus[k], minus[k] = x + eps_k * direction, x - eps_k * direction
             if not isinstance(args[k], np.ndarray):
                 plus[k], minus[k] = float(plus[k]), float(minus[k])
-            numeric = (weighted(plus) - weighted(minus)) / (2 * eps)
+            numeric = (weighted(plus) - weighted(minus)) / (2 * eps_k)
             analytic = float(np.sum(g * direction))
-            if abs(numeric - analytic) > atol + rtol * abs(numeric):
+            if abs(numeric - analytic) > atol_k + rtol_k * abs(numeric):
                 at = f" at index {tuple(int(i) for i in np.unravel_index(int(np.argmax(direction)), x.shape))}" \
                     if x.size <= max_elementwise else " along a random direction"
                 raise GradcheckError(f"{where}{at}: backward gives {analytic!r}, finite differences "
-                                     f"of forward give {numeric!r}")
+                                     f"of forward give {numeric!r} (rtol={rtol_k}, atol={atol_k})")
     return True
 
 
@@ -109,12 +114,12 @@ def _apply_wrapper(cls, n_inputs, n_weighted=0):
     return getattr(module, name)
 
 
-def check_double_backward(cls, args, gradgradcheck, wrt=None, seed=0, backend="python", **tolerances):
+def check_double_backward(cls, args, wrt=None, seed=0, backend="python", eps=None, rtol=None, atol=None,
+                          directions=3):
     """Check the derivative of ``cls.backward`` itself (second order through the Function), as
     PyTorch's ``gradgradcheck(MyFn.apply, inputs)``: ``sum(weights * MyFn.apply(*args))`` with
-    random weights is checked by ``adcompile.gradgradcheck`` (Hessian-vector products against
-    differences of gradients, both computed with ``backward``); ``gradgradcheck`` is passed in
-    by ``testing.py``, which calls this."""
+    random weights is checked as ``adcompile.gradgradcheck`` checks a function (Hessian-vector
+    products against differences of gradients, both computed with ``backward``)."""
     args = list(args)
     names = input_names(cls, len(args))
     if wrt is None:
@@ -125,7 +130,12 @@ def check_double_backward(cls, args, gradgradcheck, wrt=None, seed=0, backend="p
     rng = np.random.default_rng(seed)
     weights = [rng.standard_normal(np.shape(o)) if np.ndim(o) else float(rng.standard_normal()) for o in outs]
     weighted = compile(_apply_wrapper(cls, len(args), len(outs)), backend=backend)
+    full = tuple(args) + tuple(weights)
+    eps, rtol, atol = tolerances(SECOND_ORDER, [args[k] for k in wrt], eps, rtol, atol)
     try:
-        return gradgradcheck(weighted, tuple(args) + tuple(weights), wrt=wrt, seed=seed, **tolerances)
+        check_hessian_vector_products(lambda tangents: hvp(weighted, full, tangents), grad(weighted, wrt=wrt),
+                                      list(full), wrt, weighted.param_names, eps, rtol, atol,
+                                      np.random.default_rng(seed), directions)
     except AssertionError as exc:
         raise type(exc)(f"{cls.__name__}: {exc}") from None
+    return True

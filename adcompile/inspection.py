@@ -19,10 +19,10 @@ from .module import Module
 
 
 def specialised(fn, what):
-    """The ``_Specialised`` behind ``fn``: itself, or the function behind a ``hessian``,
-    ``jacobian`` or a ``vjp`` pullback (their ``.derived``)."""
+    """The ``_Specialised`` behind ``fn``: itself, or the function behind a ``vjp`` pullback
+    (its ``.derived``)."""
     from .api import _Specialised
-    target = getattr(fn, "derived", fn)
+    target = fn if isinstance(fn, _Specialised) else getattr(fn, "derived", fn)
     if not isinstance(target, _Specialised):
         raise CallError(f"adcompile.{what} takes a function made by adcompile.compile, grad, "
                         "value_and_grad, hessian, jacobian or the pullback of vjp, not "
@@ -92,8 +92,8 @@ def _flat_target(target, args, what):
     if isinstance(target, CompiledFunction):
         return flat_function(target.pyfunc, args, target.backend), flat_arguments(args)
     target.check_arity(args)
-    # behind hessian(f, wrt=k) and jacobian(f, wrt=k): a vjp, or a jvp returning only tangents
-    if (target.kind == "vjp" or target.tangents_only) and any(isinstance(args[k], Module) for k in target.wrt):
+    # hessian(f, wrt=k) and jacobian(f, wrt=k) of a Module: dicts assembled from many functions
+    if (target.kind in ("hessian", "jacobian", "vjp") or target.tangents_only) and any(isinstance(args[k], Module) for k in target.wrt):
         k = next(k for k in target.wrt if isinstance(args[k], Module))
         raise CallError(f"adcompile.{what}: the Hessian or Jacobian with respect to the Module argument "
                         f"{target.param_names[k]!r} is assembled from one generated function per parameter; "

@@ -10,7 +10,8 @@ forward mode over reverse mode:
     g = grad(L, wrt=W)(x)     =>    x̄ += H ḡ  =  jvp(grad(L, wrt=all), x, tangent ḡ on W)
 """
 from . import api, derivatives
-from .errors import CallError, UnsupportedSyntaxError
+from .derived_reverse import pullback_ir
+from .errors import CallError, UnsupportedSyntaxError, located
 from .frontend.extensions import register_classifier
 from .frontend.resolve import UserFunction
 from .frontend.values import NoneValue, TupleValue
@@ -35,7 +36,15 @@ class DerivativeFactory:
         if not args:
             raise tr.error(f"adcompile.{self.kind} needs a function", node, CallError)
         wrt = kwargs.get("wrt", args[1] if len(args) > 1 else None)
-        return DerivedInCode(self.kind, _base_function(tr, args[0], node), _static_wrt(tr, wrt, node))
+        mode = kwargs.get("mode", args[2] if len(args) > 2 else None)
+        mode = "rev" if mode is None else _static_mode(tr, mode, node)
+        return DerivedInCode(self.kind, _base_function(tr, args[0], node), _static_wrt(tr, wrt, node), mode)
+
+
+def _static_mode(tr, mode, node):
+    if isinstance(mode, Const) and mode.value in ("rev", "fwd"):
+        return mode.value
+    raise tr.error("mode must be the constant 'rev' or 'fwd'", node, CallError)
 
 
 def _static_wrt(tr, wrt, node):
@@ -76,8 +85,7 @@ class DerivedCallInfo:
         if derived.kind == "jvp" and not isinstance(derived.base, api.DerivedFunction):
             return self.reverse_of_jvp(ctx, stmt, b)
         if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, api.DerivedFunction):
-            raise CallError(f"reverse mode through {derived.name} called inside compiled code is not "
-                            "supported; use forward mode (adcompile.jvp) outside it")
+            return self.reverse_by_pullback(ctx, stmt, b)
         inputs = stmt.inputs
         active = [k for k, a in enumerate(inputs) if isinstance(a, Var) and ctx.is_active(a)]
         if not active:
@@ -96,6 +104,24 @@ class DerivedCallInfo:
             contribution = second_order[k]
             if value_ct is not None:
                 contribution = b.add(contribution, b.mul(value_ct, first_order[k]))
+            ctx.accumulate(b, inputs[position], contribution)
+
+    def reverse_by_pullback(self, ctx, stmt, b):
+        """Adjoints of any other derived function (a Hessian, a Jacobian, a derivative of a
+        derivative): its vjp IR (``derived_reverse.pullback_ir``) inlined with the outputs'
+        adjoints as cotangents."""
+        derived = self.derived
+        inputs = stmt.inputs  # the derived IR's parameters, in order (hidden arrays are never active)
+        active = [k for k, a in enumerate(inputs) if isinstance(a, Var) and ctx.is_active(a)]
+        if not active:
+            return
+        pullback = pullback_ir(derived, self.sig, active)
+        if len(pullback.params) - len(inputs) != len(stmt.outputs):
+            raise located(CallError, f"reverse mode through {derived.name} called inside compiled code: "
+                          "a result that is a constant is not supported", stmt.loc)
+        cotangents = [_take_adjoint(ctx, out, b) for out in stmt.outputs]
+        results = inline_function(pullback, list(inputs) + cotangents, ctx.namer, b.block, stmt.loc)
+        for position, contribution in zip(active, results[len(stmt.outputs):]):
             ctx.accumulate(b, inputs[position], contribution)
 
     def reverse_of_jvp(self, ctx, stmt, b):
@@ -150,9 +176,9 @@ def _take_adjoint(ctx, var, b):
 class DerivedInCode:
     """``adcompile.grad(f)`` (a derived function) as a value inside compiled code."""
 
-    def __init__(self, kind, base, wrt):
+    def __init__(self, kind, base, wrt, mode="rev"):
         self.kind = kind
-        self.derived = api.DerivedFunction(base, kind, wrt)
+        self.derived = api.DerivedFunction(base, kind, wrt, mode=mode)
 
     def compile_call(self, tr, args, kwargs, node):
         if kwargs:
@@ -172,6 +198,8 @@ class DerivedInCode:
         outputs = [r for r in results]
         tr.block.append(CustomCall([o for o in outputs if isinstance(o, Var)], inputs, region,
                                    DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
+        if derived.kind in api.MATRIX_KINDS:
+            return outputs[0]
         values, grads = derived.split(sig, outputs) if derived.kind != "grad" else (None, derived.split(sig, outputs)[1])
         grads = TupleValue(list(grads)) if isinstance(grads, tuple) else grads
         if derived.kind == "grad":
@@ -200,7 +228,7 @@ def call_jvp(tr, args, kwargs, node):
                                DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
     n = len(results) // 2
     outs, touts = results[:n], results[n:]
-    if base.ir(sig).returns_tuple:
+    if base.user_returns_tuple(sig):
         return TupleValue([TupleValue(outs), TupleValue(touts)])
     return TupleValue([outs[0], touts[0]])
 
@@ -213,6 +241,10 @@ def _classify(value):
         return DerivativeFactory("value_and_grad")
     if value is derivatives.jvp:
         return DerivativeFactory("jvp")
+    if value is derivatives.hessian:
+        return DerivativeFactory("hessian")
+    if value is derivatives.jacobian:
+        return DerivativeFactory("jacobian")
     if isinstance(value, api.DerivedFunction):
         holder = DerivedInCode.__new__(DerivedInCode)
         holder.kind, holder.derived = value.kind, value

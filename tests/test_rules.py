@@ -808,7 +808,9 @@ def check_transpose_identity(entry, backend="python", dtype=np.float64, seed=0):
     elif dtype is np.float32:
         v = np.float32(v)
     cotangents = pullback(v)
-    assert isinstance(cotangents, tuple) and len(cotangents) == len(positions)
+    assert isinstance(cotangents, tuple) and len(cotangents) == len(args)  # one per primal
+    assert all(cotangents[k] is None for k in range(len(args)) if k not in positions)
+    cotangents = tuple(cotangents[k] for k in positions)
     _check_grad_like(cotangents, args, positions)
     u = [_random_like(args[k], rng) for k in positions]
     jvp = _central_difference(entry.fn, _as_f64(args), positions, u)
@@ -895,15 +897,14 @@ def test_first_order_only_entries(entry, dtype):
 
 @pytest.mark.parametrize("entry", NUMBA_CASES, ids=repr)
 def test_numba_gradient_equals_python_run(entry):
-    """The numba-compiled gradient is right, and equals the plain-Python run of its source."""
+    """The numba-compiled gradient is right (``check_gradient``: against finite differences) and
+    equals the plain-Python backend's numbers. (Both backends generate the same source, so
+    comparing the sources would test nothing.)"""
     numba_grads = check_gradient(entry, backend="numba")
     python_grads = adcompile.grad(compiled(entry.name, "python", True)[1],
                                   wrt=_float_positions(entry.args()))(*entry.args())
     for a, b in zip(numba_grads, python_grads):
         np.testing.assert_allclose(a, b, rtol=RTOL_NUMBA, atol=ATOL_NUMBA)
-    numba_fn = adcompile.grad(compiled(entry.name, "numba", True)[1], wrt=_float_positions(entry.args()))
-    python_fn = adcompile.grad(compiled(entry.name, "python", True)[1], wrt=_float_positions(entry.args()))
-    assert adcompile.source(numba_fn, *entry.args()) == adcompile.source(python_fn, *entry.args())
 
 
 NUMBA_VJP = ["matmul_2d_1d", "gather_1d_repeated"]

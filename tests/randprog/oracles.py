@@ -154,6 +154,10 @@ class ProgramCheck:
                 wrong("vjp-value", worst(out, self.out))
             cot = tuple(self.cotangent) if isinstance(self.out, tuple) else self.cotangent[0]
             grads = self.adcompile_call("vjp-pullback", pullback, cot)
+            if len(grads) != len(self.args) or any(grads[k] is not None for k in range(len(self.args))
+                                                   if k not in wrt):
+                wrong("vjp-one-cotangent-per-primal", f"{len(grads)} cotangents for {len(self.args)} primals")
+            grads = tuple(grads[k] for k in wrt)
             if not close(list(copies), list(self.args), 0.0, 0.0):
                 wrong("vjp-mutates-arguments", worst(list(copies), list(self.args)))
             if not close(list(grads), self.fd, RTOL, ATOL * self.scale):

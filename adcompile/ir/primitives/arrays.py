@@ -58,9 +58,9 @@ def _unbroadcast_vjp(b, g, out, args, params, active):
 
 # broadcast_to_shape(x, like): x broadcast to like's shape; unbroadcast(g, like): g summed to it
 define("broadcast_to_shape", lambda t, p, c=None: Type(t[0].dtype, t[1].ndim), "rt.broadcast_to_shape(_0, _1)",
-       kinds={VIEW, NEVER_MERGED, RULE_ONLY}, vjp=_broadcast_to_shape_vjp, linear_in=(0,), shape_only=(1,))
+       kinds={VIEW, NEVER_MERGED, RULE_ONLY}, vjp=_broadcast_to_shape_vjp, linear_in=(0,), shape_only=(1,), shape_of=1)
 define("unbroadcast", lambda t, p, c=None: Type(t[0].dtype, t[1].ndim), "rt.unbroadcast(_0, _1)",
-       kinds={RULE_ONLY}, vjp=_unbroadcast_vjp, linear_in=(0,), shape_only=(1,))
+       kinds={RULE_ONLY}, vjp=_unbroadcast_vjp, linear_in=(0,), shape_only=(1,), shape_of=1)
 
 
 def _concatenate_vjp(b, g, out, args, params, active):

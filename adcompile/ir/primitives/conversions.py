@@ -6,9 +6,9 @@ from .type_rules import fixed, same_as_first
 
 # ``y = x``: an alias (a view of the same memory), never merged since its target may be rebound
 define("alias", same_as_first, "_0", kinds={VIEW, NEVER_MERGED, CHEAP_AND_SAFE, RECOMPUTABLE},
-       vjp=identity_vjp, linear_in=(0,))
+       vjp=identity_vjp, linear_in=(0,), shape_of=0)
 define("copy", same_as_first, lambda t, p: "_0.copy()" if t[0].ndim else "_0", kinds={NEVER_MERGED},
-       vjp=identity_vjp, linear_in=(0,))
+       vjp=identity_vjp, linear_in=(0,), shape_of=0)
 define("to_float", lambda t, p, c=None: F8, "float(_0)", kinds={RECOMPUTABLE}, vjp=identity_vjp, linear_in=(0,))
 define("to_int", fixed(I8), "int(_0)", kinds={NON_DIFFERENTIABLE})
 
@@ -26,4 +26,4 @@ define("as_dtype", lambda t, p, c=None: Type(p["dtype"], t[0].ndim),
        vjp=_as_dtype_vjp, linear_in=(0,))
 # cast_like(g, x): g with x's dtype (the cotangent of a dtype conversion)
 define("cast_like", lambda t, p, c=None: Type(t[1].dtype, t[0].ndim), "rt.cast_like(_0, _1)", kinds={RULE_ONLY},
-       vjp=_cast_like_vjp, linear_in=(0,), shape_only=(1,))
+       vjp=_cast_like_vjp, linear_in=(0,), shape_only=(1,), shape_of=0)

@@ -30,9 +30,9 @@ def _zeros_like_text(types, params):
     return "0.0" if types[0].dtype != "f4" else "np.float32(0.0)"
 
 
-define("zeros_like", _zeros_like_type, _zeros_like_text, kinds=ALLOCATION, shape_only=(0,))
+define("zeros_like", _zeros_like_type, _zeros_like_text, kinds=ALLOCATION, shape_only=(0,), shape_of=0)
 define("ones_like", same_as_first, lambda t, p: "np.ones_like(_0)" if t[0].ndim else "1.0", kinds=ALLOCATION,
-       shape_only=(0,))
+       shape_only=(0,), shape_of=0)
 define("arange", lambda t, p, c=None: Type(promote_dtypes(*[x.dtype for x in t]), 1),
        lambda t, p: f"np.arange({argument_list(len(t))})", kinds=ALLOCATION)
 define("linspace", lambda t, p, c=None: Type(FLOAT64, 1), "np.linspace(_0, _1, _2)", kinds=ALLOCATION)

@@ -34,12 +34,12 @@ def _structural_jvp(kinds, linear_in):
 
 
 def define(name, type_rule, template, *, kinds=(), vjp=None, jvp=None, linear_in=(), shape_only=(),
-           arity=None, numpy=(), math=()):
+           shape_of=None, arity=None, numpy=(), math=()):
     kinds = frozenset(kinds) | ({LINEAR} if linear_in else set())
     if jvp is None and (vjp is not None or linear_in):
         jvp = _structural_jvp(kinds, linear_in)
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name!r} is declared twice")
-    PRIMITIVES[name] = Primitive(name, type_rule, template, kinds, vjp, jvp, linear_in, shape_only, arity,
-                                 tuple(numpy), tuple(math))
+    PRIMITIVES[name] = Primitive(name, type_rule, template, kinds, vjp, jvp, linear_in, shape_only, shape_of,
+                                 arity, tuple(numpy), tuple(math))
     return PRIMITIVES[name]

@@ -44,6 +44,7 @@ class Primitive:
     jvp: Optional[Callable] = None
     linear_in: object = ()  # argument positions (negative from the end) or ALL_ARGUMENTS
     shape_only: tuple = ()  # argument positions read for their shape or dtype only, not values
+    shape_of: Optional[int] = None  # the argument whose shape an array result always has
     arity: Optional[int] = None  # number of arguments of the numpy/math functions below
     numpy_names: tuple = ()  # np.<name>(...) is exactly this primitive
     math_names: tuple = ()  # math.<name>(...) is exactly this primitive

@@ -1,0 +1,141 @@
+"""Jacobians and Hessians as IR: a loop over unit directions that writes one row or column
+of the matrix per iteration.
+
+The matrix function is ordinary IR built from a derived function's IR (a jvp for columns,
+a vjp for rows), so the transforms differentiate it again, the passes simplify it, the code
+generator prints it and numba compiles it like any other function:
+
+    def f_jacobian(x):                         # mode "fwd": one jvp per input element
+        out = <f's body>                       # only its shape is used
+        jac = np.zeros((out.size, x.size))
+        for k in range(x.size):
+            unit = np.zeros(x.size); unit[k] = 1.0
+            dout = <jvp of f's body, tangent unit.reshape(x.shape)>
+            jac[:, k] = dout.ravel()
+        return jac.reshape(out.shape + x.shape)
+
+Mode "rev" is the same with rows (one vjp per output element). A scalar input (fwd) or a
+scalar output (rev) needs a single jvp or vjp with the unit 1.0, and no loop.
+``pullback_by_columns`` builds a vjp the same way, from one jvp per input element.
+"""
+from .ir.builder import Builder, Namer, const
+from .ir.clone import inline_function
+from .ir.nodes import For, Function, SetItem, Var
+from .ir.types import I8, Type, promote_dtypes
+
+_ALL = ("slice", None, None, None)
+
+
+def matrix_ir(name, primal, index, mode, directional, shape_source=None):
+    """The IR computing the Jacobian of ``primal`` (one result) with respect to parameter
+    ``index``, shape ``out.shape + x.shape``.
+
+    ``directional`` is the IR of a jvp (mode "fwd": ``primal``'s parameters then one tangent
+    for ``x``) or of a vjp (mode "rev": then one cotangent for the result); its last result
+    is the column or row. ``shape_source``, if given, is a parameter index whose argument has
+    the output's shape (a gradient has its argument's shape), which saves evaluating
+    ``primal`` for the shape."""
+    namer = Namer()
+    params = [Var(namer.fresh(p.name), p.type) for p in primal.params]
+    body = []
+    b = Builder(namer, body)
+    x, out_type = params[index], primal.results[0].type
+    looped_type = x.type if mode == "fwd" else out_type
+    if not looped_type.ndim:  # one direction: the unit 1.0 (a variable: the body may assign it)
+        unit = b.emit("alias", [const(1.0, Type(looped_type.dtype))])
+        result = inline_function(directional, params + [unit], namer, body)[-1]
+        return Function(name, params, body, [result], False, primal.source_file)
+    if shape_source is not None:
+        out = params[shape_source]
+    elif out_type.ndim:
+        out = inline_function(primal, params, namer, body)[0]  # read for its shape only
+    else:
+        out = None
+    dtype = promote_dtypes(out_type.dtype, x.type.dtype)
+    looped = x if mode == "fwd" else out
+    rows = _size(b, out) if out_type.ndim else const(1)
+    cols = _size(b, x) if x.type.ndim else const(1)
+    flat = b.emit("zeros", [rows, cols], ndim=2, dtype=dtype)
+    flat.name, flat.is_temp = namer.fresh("jac"), False
+    count = cols if mode == "fwd" else rows
+    k = Var(namer.fresh("k"), I8)
+    loop_body = []
+    lb = Builder(namer, loop_body)
+    unit = lb.emit("zeros", [count], ndim=1, dtype=looped.type.dtype)
+    unit.name, unit.is_temp = namer.fresh("unit"), False
+    loop_body.append(SetItem(unit, const(1.0), [("int", k)]))
+    direction = _reshaped_like(lb, unit, looped)
+    line = inline_function(directional, params + [direction], namer, loop_body)[-1]
+    if line.type.ndim:
+        line = lb.call("ravel", line) if line.type.ndim > 1 else line
+        items = [_ALL, ("int", k)] if mode == "fwd" else [("int", k), _ALL]
+    else:
+        items = [("int", const(0)), ("int", k)] if mode == "fwd" else [("int", k), ("int", const(0))]
+    loop_body.append(SetItem(flat, line, items))
+    body.append(For(k, const(0), count, const(1), loop_body))
+    dims = (_dims(b, out) if out is not None else []) + _dims(b, x)
+    result = flat if _is_flat_already(out, x) else b.emit("reshape", [flat] + dims)
+    return Function(name, params, body, [result], False, primal.source_file)
+
+
+def pullback_by_columns(primal, wrt, columns):
+    """A vjp IR of ``primal`` built from jvps, for IR that reverse mode does not take: the
+    cotangent of each element ``x[k]`` of a ``wrt`` parameter is ``sum(ct * jvp(e_k))``.
+    ``columns[t]`` is the jvp IR of ``primal`` with respect to parameter ``wrt[t]``. Same
+    calling convention as ``transforms.reverse`` with mode "vjp": parameters then one
+    cotangent per result; results then one gradient per ``wrt`` parameter."""
+    namer = Namer()
+    params = [Var(namer.fresh(p.name), p.type) for p in primal.params]
+    cotangents = [Var(namer.fresh("ct"), r.type) for r in primal.results]
+    body = []
+    b = Builder(namer, body)
+    outputs = inline_function(primal, params, namer, body)
+    grads = []
+    for index, column in zip(wrt, columns):
+        x = params[index]
+        if not x.type.ndim:
+            unit = b.emit("alias", [const(1.0, Type(x.type.dtype))])
+            grads.append(_projected(b, cotangents, inline_function(column, params + [unit], namer, body)))
+            continue
+        flat = b.emit("zeros", [_size(b, x)], ndim=1, dtype=x.type.dtype)
+        flat.name, flat.is_temp = namer.fresh("b" + x.name), False
+        k = Var(namer.fresh("k"), I8)
+        loop_body = []
+        lb = Builder(namer, loop_body)
+        unit = lb.emit("zeros", [_size(lb, x)], ndim=1, dtype=x.type.dtype)
+        unit.name, unit.is_temp = namer.fresh("unit"), False
+        loop_body.append(SetItem(unit, const(1.0), [("int", k)]))
+        tangents = inline_function(column, params + [_reshaped_like(lb, unit, x)], namer, loop_body)
+        loop_body.append(SetItem(flat, _projected(lb, cotangents, tangents), [("int", k)]))
+        body.append(For(k, const(0), _size(b, x), const(1), loop_body))
+        grads.append(_reshaped_like(b, flat, x))
+    return Function(f"{primal.name}_vjp", params + cotangents, body, outputs + grads, True, primal.source_file)
+
+
+def _projected(b, cotangents, column_results):
+    """sum over the results of ``sum(ct * tangent)``: one element of a vjp."""
+    total = None
+    for ct, tangent in zip(cotangents, column_results[len(cotangents):]):
+        term = b.mul(ct, tangent)
+        term = b.call("sum", term) if term.type.ndim else term
+        total = term if total is None else b.add(total, term)
+    return total
+
+
+def _size(b, var):
+    return b.call("dim", var, axis=0) if var.type.ndim == 1 else b.call("size", var)
+
+
+def _dims(b, var):
+    return [b.call("dim", var, axis=axis) for axis in range(var.type.ndim)]
+
+
+def _reshaped_like(b, flat, like):
+    return flat if like.type.ndim == 1 else b.emit("reshape", [flat] + _dims(b, like))
+
+
+def _is_flat_already(out, x):
+    return out is not None and out.type.ndim == 1 and x.type.ndim == 1
+
+
+__all__ = ["matrix_ir", "pullback_by_columns"]
