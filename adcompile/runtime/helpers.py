@@ -45,6 +45,7 @@ __all__ = [
     "cast_like",
     "diag_adjoint",
     "cumsum_adjoint",
+    "index_add",
 ]
 
 
@@ -287,3 +288,15 @@ def __getattr__(name):
         from . import nonfinite  # lazy: imports numba
         return getattr(nonfinite, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ------------------------------------------------------------ gathers (issue 14)
+
+
+def index_add(target, idx, values):
+    """A new array: ``target`` with ``np.add.at(., idx, values)`` applied (``idx`` an int or a
+    1-D int array indexing axis 0; repeated indices accumulate).  dtype: numpy's promotion of
+    ``target`` and ``values``."""
+    out = np.array(target, dtype=np.result_type(target, values))
+    np.add.at(out, idx, values)
+    return out

@@ -766,3 +766,20 @@ def _ol_cumsum_adjoint(g):
         return out
 
     return impl
+
+
+# ------------------------------------------------------------ gathers (issue 14)
+
+
+@overload(helpers.index_add, jit_options=_OPTS)
+def _ol_index_add(target, idx, values):
+    if not (_is_array(target) and 1 <= target.ndim <= 3 and _is_index(idx)):
+        return _fail("index_add", target, idx, values)
+    dt = np.result_type(_np_dtype(target), _np_dtype(values))
+
+    def impl(target, idx, values):
+        out = target.astype(dt)
+        helpers.scatter_add(out, idx, values)
+        return out
+
+    return impl
