@@ -847,6 +847,90 @@ def check_forward(entry, dtype=np.float64, seed=0):
                   atol * entry.rtol, f"{entry.name} forward mode <v, J u>")
 
 
+# --- issue 14: shifts, padding, signals, gathers and scatters ---
+def increasing(n, low=-1.0, high=1.0):
+    """Sorted distinct values (a grid for np.interp, np.searchsorted)."""
+    return _gen(lambda rng, s: np.sort(rng.uniform(low, high, s)) + np.arange(s[0]) * 0.05, (n,))
+
+
+@case(normal(6), f32=True, numba=True)
+def np_roll(x):
+    return np.roll(x, 2) * np.roll(x, -1) + np.roll(x, 7)
+
+
+@case(normal(3, 4), fixed(1))
+def np_roll_axis(x, shift):
+    return np.roll(x, shift, axis=1) + np.roll(x, -1, axis=0) * np.roll(x, shift)
+
+
+@case(normal(5), normal(), f32=True)
+def np_pad_constant(x, c):
+    return np.pad(x, (2, 1), constant_values=c) * np.pad(x, (1, 2), mode="constant") + np.pad(x, 1)[3]
+
+
+@case(normal(3, 4), normal())
+def np_pad_per_axis(x, c):
+    return np.pad(x, ((1, 0), (2, 3)), constant_values=c) + np.pad(x, ((0, 1), (3, 2)))
+
+
+@case(normal(5), normal(3, 4), numba=True)
+def np_pad_edge_reflect(x, m):
+    a = np.pad(x, (2, 3), mode="edge") * np.pad(x, (3, 2), mode="reflect")
+    return np.sum(a) + np.pad(m, ((1, 2), (3, 1)), mode="reflect") * np.pad(m, ((2, 1), (2, 2)), mode="edge")
+
+
+@case(normal(6), normal(3), f32=True, numba=True)
+def np_convolve_full(a, v):
+    return np.convolve(a, v) + np.convolve(v, a)
+
+
+@case(normal(6), normal(3))
+def np_convolve_modes(a, v):
+    return np.convolve(a, v, mode="same") * np.convolve(v, a, "same") + np.sum(np.convolve(a, v, "valid"))
+
+
+@case(normal(4), normal(7))
+def np_convolve_short_signal(a, v):
+    return np.sum(np.convolve(a, v, "valid")) + np.convolve(a, v, "same")
+
+
+@case(normal(6), normal(3), f32=True)
+def np_correlate_valid(a, v):
+    return np.correlate(a, v) * np.correlate(a, v, "valid")
+
+
+@case(normal(6), normal(3), numba=True)
+def np_correlate_modes(a, v):
+    return np.correlate(a, v, "full")[1:7] + np.correlate(a, v, mode="same") + np.sum(np.correlate(v, a, "same"))
+
+
+@case(normal(3), normal(5))
+def np_correlate_short_signal(a, v):
+    return np.correlate(a, v, "same") * np.sum(np.correlate(a, v, "full")) + np.sum(np.correlate(a, v, "valid"))
+
+
+@case(off_grid(7), increasing(5, -3.0, 3.0), normal(5), f32=True, numba=True)
+def np_interp(x, xp, fp):
+    return np.interp(x, xp, fp) + np.interp(x[0], xp, fp * fp)
+
+
+@case(off_grid(6), increasing(5, -1.0, 1.0))
+def np_searchsorted(x, grid):
+    left = np.searchsorted(grid, x)
+    right = np.searchsorted(grid, x, side="right")
+    return x * left + x * x * right + np.searchsorted(grid, 0.1) * x
+
+
+@case(unit(8), normal(8), f32=True)
+def np_polyfit(x, y):
+    return np.polyfit(x, y, 2)
+
+
+@case(unit(10), normal(10), numba=True)
+def np_polyfit_cubic(x, y):
+    return np.polyval(np.polyfit(x, y, 3), x) + np.polyfit(x, y * y, 1)[0] + np.polyfit(x, y, 0)
+
+
 # ----------------------------------------------------------------------------- tests
 F32_CASES = [c for c in CASES if c.f32]
 NUMBA_CASES = [c for c in CASES if c.numba]

@@ -8,6 +8,7 @@ from ..errors import TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
 from ..ir.primitives.signals import valid_correlation
 from .calls import _take, array_arg, atom, cast, handler
+from .numpy_gathers import gather_along
 from .static_values import StaticStr
 from .values import NoneValue, TupleValue
 
@@ -154,7 +155,7 @@ def _pad_by_gather(tr, x, axis, before, after, mode, node):
         period = b.mul(const(2), last)
         folded = tr.emit("mod", [positions, period], node)
         source = tr.emit("minimum", [folded, b.sub(period, folded)], node)
-    return tr.getitem(x, _along(axis, ("array", source)), node)
+    return gather_along(tr, x, axis, source, node)
 
 
 # ------------------------------------------------------------------ convolve, correlate
