@@ -931,6 +931,86 @@ def np_polyfit_cubic(x, y):
     return np.polyval(np.polyfit(x, y, 3), x) + np.polyfit(x, y * y, 1)[0] + np.polyfit(x, y, 0)
 
 
+@case(normal(6), fixed(np.array([0, 5, 2, 2, -1])), f32=True, numba=True)
+def np_take(x, idx):
+    return np.take(x, idx) * np.take(x, [1, 0, 1, 3, 3]) + x.take(idx) + np.take(x, 4)
+
+
+@case(normal(3, 5), fixed(np.array([4, 0, 4, 1])), numba=True)
+def np_take_axis(m, idx):
+    return np.take(m, idx, axis=1) + np.take(m, 2, axis=1)[:, None] * np.take(m, [2, 0], axis=0)[1, :4]
+
+
+@case(normal(3, 5), fixed(np.array([[4, 0], [1, 1], [2, -1]])), f32=True, numba=True)
+def np_take_along_axis(m, idx):
+    rows = np.take_along_axis(m, idx, axis=1)
+    return rows * rows[:, :1] + np.take_along_axis(m, np.array([[2, 0, 1, 1, 0]]), axis=0)[0, 1:3]
+
+
+@case(normal(7), fixed(np.array([6, 1, 0, 4, 0])))
+def np_take_along_axis_1d(x, order):
+    return np.take_along_axis(x, order, axis=0) * x[:5]
+
+
+@case(normal(5), fixed(np.array([0, 2, 2, 4, 2])), normal(5), f32=True, numba=True)
+def np_add_at(x, idx, v):
+    y = np.zeros(5)
+    np.add.at(y, idx, v * x[0])
+    np.add.at(y, 1, x[3])
+    z = x * 1.0
+    np.add.at(z, idx, v)
+    return y * x + z
+
+
+@case(normal(4, 3), fixed(np.array([3, 0, 3])), normal(3, 3))
+def np_add_at_rows(w, idx, v):
+    g = w * w
+    np.add.at(g, idx, v)
+    np.add.at(g, idx, w[0])
+    return g
+
+
+@case(normal(4, 3), fixed(np.array([3, 0, 3])), normal(3, 3))
+def index_add_assign_repeated(w, idx, v):
+    # x[idx] += v keeps the last write of each repeated index (numpy), unlike np.add.at
+    g = w * w
+    g[idx] += v
+    return g
+
+
+@case(fixed(np.array([1, 4, 1, 1, 0])), normal(5), f32=True, numba=True)
+def np_bincount_weights(idx, w):
+    return np.bincount(idx, weights=w) * np.bincount(idx, w * w, minlength=7)[:5]
+
+
+@case(normal(5), fixed(np.array([3, 0, 3, 1])))
+def np_bincount_counts(x, idx):
+    counts = np.bincount(idx, minlength=5)
+    return x * counts + x * x * np.bincount(idx)[0]
+
+
+@case(normal(4, 4), f32=True, numba=True)
+def np_triu_indices(a):
+    upper = a[np.triu_indices(4)]
+    return upper * a[np.tril_indices(4)] + a[np.tril_indices(4, -1)][2] + np.sum(a[np.triu_indices(4, 1)]) + np.triu_indices(4)[1] * upper
+
+
+@case(normal(3, 4), normal(4), f32=True, numba=True)
+def index_list(a, x):
+    return a[[0, 2], :] * x[[0, 3, 3, 1]] + a[[1, 1]] + a[:2, [3, 0, 0, 2]] * x[[-1]]
+
+
+@case(normal(7), f32=True, numba=True)
+def index_mask_read(x):
+    positive = x[x > 0.1]
+    return np.sum(positive ** 2) * x + np.sum(x[x < 0.0]) * x[np.abs(x) < 10.0]
+
+
+@case(normal(4, 3))
+def index_mask_rows(a):
+    return np.sum(a[a[:, 0] > 0.0] ** 2, axis=0) + np.sum(a[a > 0.0]) + np.mean(a[a < 0.5])
+
+
 # ----------------------------------------------------------------------------- tests
 F32_CASES = [c for c in CASES if c.f32]
 NUMBA_CASES = [c for c in CASES if c.numba]

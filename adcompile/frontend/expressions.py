@@ -14,6 +14,7 @@ from ..ir.primitives import Kind, has_kind
 from ..ir.types import B1, I8, Type, type_of_value
 from . import calls
 from .extensions import attribute_of_extension, classify_extension
+from .numpy_gathers import gather_of_inner_axis, masked_read, sequence_index_items
 from .numpy_linalg import matmul
 from ..ir.indexing import index_params
 from .parse_tables import (
@@ -22,7 +23,7 @@ from .parse_tables import (
     _UNSUPPORTED_EXPRESSIONS,
     _is_library,
 )
-from .resolve import ModuleRef, UserFunction, classify, module_constant
+from .resolve import FuncRef, ModuleRef, UserFunction, classify, module_constant
 from .static_values import StaticStr, static_compare
 from .values import NONE, NoneValue, TupleValue
 
@@ -132,6 +133,8 @@ class ExpressionTranslation:
             return known
         if isinstance(base, Var):
             return calls.attribute(self, base, attr, node)
+        if isinstance(base, FuncRef) and f"{base.name}.{attr}" in calls.HANDLERS:  # np.add.at
+            return FuncRef(f"{base.name}.{attr}")
         if isinstance(base, UserFunction):
             raise self.error("attributes of functions are not supported", node, UnsupportedSyntaxError)
         result = attribute_of_extension(self, base, attr, node)
@@ -321,7 +324,9 @@ class ExpressionTranslation:
                 items.append(("slice", *bounds))
                 continue
             value = self.expr(part)
-            if isinstance(value, NoneValue):
+            if isinstance(value, TupleValue):  # x[[0, 2]], A[np.triu_indices(n)]
+                items += sequence_index_items(self, value, part, isinstance(part, ast.List))
+            elif isinstance(value, NoneValue):
                 items.append(("none",))
             elif isinstance(value, (Var, Const)) and value.type.dtype == "i8":
                 items.append(("array", value) if value.type.ndim else ("int", value))
@@ -337,7 +342,11 @@ class ExpressionTranslation:
         return items
 
     def getitem(self, array, items, node):
-        self.reject_mask(items, node)
+        if any(item[0] == "mask" for item in items):
+            return masked_read(self, array, items, node)
+        inner_gather = gather_of_inner_axis(self, array, items, node)
+        if inner_gather is not None:
+            return inner_gather
         try:
             params, index_args = index_params(array.type, items)
         except TypeMismatchError as exc:
