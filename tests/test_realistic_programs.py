@@ -579,6 +579,29 @@ PROGRAMS = {
 }
 NUMBA_SUBSET = ["gmm_objective", "ba_objective", "lstm_objective", "train_two_layer", "beale",
                 "pendulum_rk4", "heat", "attention", "hand_chain", "classifier_report"]
+# --- issue 14: shifts, padding, signals, gathers and scatters ---
+def fir_signal_model(taps, gain, signal, target):
+    """A learned FIR filter (its taps and an output gain) applied to an edge-padded signal,
+    with an echo, fitted to a target by squared error, with a smoothness penalty on the taps."""
+    k = taps.shape[0]
+    padded = np.pad(signal, (k // 2, k - 1 - k // 2), mode="edge")
+    filtered = gain * np.convolve(padded, taps, mode="valid")
+    output = filtered + 0.3 * np.roll(filtered, 2)
+    residual = output - target
+    return np.mean(residual ** 2) + 0.01 * np.sum(np.diff(taps) ** 2)
+
+
+def _fir_args():
+    t = np.linspace(0.0, 4.0 * np.pi, 24)
+    rng = _rng(70)
+    noisy = np.sin(t) + 0.3 * rng.standard_normal(24)
+    return 0.2 * rng.standard_normal(5), 1.3, noisy, np.sin(t)
+
+
+PROGRAMS["fir_signal_model"] = (fir_signal_model, _fir_args, (0, 1))
+NUMBA_SUBSET.append("fir_signal_model")
+
+
 CASES = [(name, "python") for name in PROGRAMS] + [(name, "numba") for name in NUMBA_SUBSET]
 
 
