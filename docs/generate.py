@@ -45,7 +45,8 @@ REJECTED = [  # (function in snippets/rejected.py, arguments, why)
     ("uses_lambda", (np.ones(3),), "Write a nested `def` (it is inlined) instead."),
     ("uses_comprehension", (np.ones(3),), "Lists of arrays have no numba type; write a loop."),
     ("uses_dict", (np.ones(3),), "Only numbers, arrays, tuples and None are values."),
-    ("reads_through_mask", (np.ones(3),), "The result's length would be known only at run time."),
+    ("reads_through_mask", (np.ones((3, 2)),), "`x[mask]` and `A[row_mask]` are read (their length is "
+     "a run-time value); a mask combined with other indices is not."),
     ("no_rule", (np.eye(2),), "A numpy function without a derivative rule is an error, never a silent zero."),
     ("recursive", (np.ones(3), 2), "Calls are inlined, so recursion has no end."),
     ("writes_into_view", (np.ones(3),), "A write through shared memory cannot be differentiated as values."),

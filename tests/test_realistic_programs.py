@@ -709,7 +709,7 @@ def uses_einsum(A, x):
 
 
 def uses_mask_read(x):
-    return np.sum(x[x > 0])
+    return np.sum(x[x > 0, None])
 
 
 def uses_mask_array_assign(x):
@@ -769,7 +769,7 @@ def uses_two_ellipses(x):
 
 @pytest.mark.parametrize("fn,args,needle", [
     (uses_einsum, _args(60, (2, 3), 3), "'einsum' is not supported"),
-    (uses_mask_read, _args(61, 4), "boolean-mask indexing"),
+    (uses_mask_read, _args(61, 4), "boolean mask must be the only index"),
     (uses_mask_array_assign, _args(62, 4), "boolean-mask assignment"),
     (uses_list_append, _args(63, 4), "append"),
     (uses_generator, _args(64, 4), "generator expressions"),

@@ -255,11 +255,6 @@ class Translator(StatementTranslation, ExpressionTranslation):
             value = self.builder.emit("as_dtype", [value], dtype=array.type.dtype)
         return value, [("slice", None, None, None)] * array.type.ndim
 
-    def reject_mask(self, items, node):
-        if any(item[0] == "mask" for item in items):
-            raise self.error("boolean-mask indexing (x[mask]) gives an array whose length is known only "
-                             "at run time and is not supported; use np.where(mask, x, 0) or "
-                             "x[mask] = scalar", node, UnsupportedSyntaxError)
 
 def translate(pyfunc, arg_types, namer=None):
     """The typed IR ``Function`` of ``pyfunc`` for arguments of ``arg_types``."""

@@ -26,7 +26,7 @@ def uses_dict(x):
 
 
 def reads_through_mask(x):
-    return np.sum(x[x > 0])
+    return np.sum(x[x[:, 0] > 0, 1])
 
 
 def no_rule(x):
