@@ -2,7 +2,7 @@
 np.triu_indices/np.tril_indices, and the reads ``x[mask]`` (see ``calls.py``)."""
 from ..errors import TypeMismatchError, UnsupportedFunctionError, UnsupportedSyntaxError
 from ..ir.builder import const
-from ..ir.nodes import Var
+from ..ir.nodes import Const, Var
 from .calls import _take, array_arg, atom, handler
 from .numpy_arrays import _array_of_sequence
 from .values import NONE, NoneValue, TupleValue
@@ -118,8 +118,10 @@ def _add_at(tr, args, kwargs, node):
     if not (isinstance(x, Var) and x.type.ndim):
         raise tr.error("the first argument of np.add.at must be an array variable (it is written to)", node,
                        TypeMismatchError)
-    idx = index_array(tr, args[1], node, "the indices of np.add.at (one integer array; a tuple of index "
-                      "arrays is not supported)")
+    if isinstance(args[1], TupleValue) and not all(isinstance(i, Const) for i in args[1].items):
+        raise tr.error("np.add.at with a tuple of index arrays is not supported; index the leading axis "
+                       "(rows) with one integer array", node, UnsupportedFunctionError)
+    idx = index_array(tr, args[1], node, "the indices of np.add.at")
     if idx.type.ndim > 1:
         raise tr.error("np.add.at: the indices must be an integer or a 1-d integer array", node,
                        UnsupportedFunctionError)

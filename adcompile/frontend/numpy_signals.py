@@ -122,8 +122,8 @@ def _pad(tr, args, kwargs, node):
     if mode != "constant" and "constant_values" in kwargs:
         raise tr.error("constant_values is only used with mode='constant'", node, TypeMismatchError)
     if mode == "constant":
-        fill = atom(tr, fill, node)
-        if fill.type.ndim:
+        fill = fill if isinstance(fill, TupleValue) else atom(tr, fill, node)
+        if isinstance(fill, TupleValue) or fill.type.ndim:
             raise tr.error("np.pad: constant_values must be one scalar in compiled code", node,
                            UnsupportedFunctionError)
         fill = cast(tr, fill, x.type.dtype, node)
