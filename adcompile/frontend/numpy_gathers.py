@@ -3,7 +3,7 @@ np.triu_indices/np.tril_indices, and the reads ``x[mask]`` (see ``calls.py``).""
 from ..errors import TypeMismatchError, UnsupportedFunctionError, UnsupportedSyntaxError
 from ..ir.builder import const
 from ..ir.nodes import Const, Var
-from .calls import _take, array_arg, atom, handler
+from .calls import _take, array_arg, atom, cast, handler
 from .numpy_arrays import _array_of_sequence
 from .values import NONE, NoneValue, TupleValue
 
@@ -37,7 +37,7 @@ def _transposed(tr, x, order, node):
     return tr.emit("transpose", [x], node, axes=order)
 
 
-def _check_keywords(tr, name, kwargs, allowed, node):
+def check_keywords(tr, name, kwargs, allowed, node):
     for keyword in kwargs:
         if keyword not in allowed:
             raise tr.error(f"keyword argument '{keyword}' of {name}() is not supported by adcompile", node,
@@ -54,7 +54,7 @@ def index_array(tr, value, node, what="an index"):
     return value
 
 
-def _static_axis(tr, value, ndim, node):
+def static_axis(tr, value, ndim, node):
     if not (hasattr(value, "value") and isinstance(value.value, int) and not isinstance(value.value, bool)):
         raise tr.error("axis must be a constant integer", node, TypeMismatchError)
     if not -ndim <= value.value < ndim:
@@ -65,20 +65,20 @@ def _static_axis(tr, value, ndim, node):
 # ------------------------------------------------------------------ take, take_along_axis
 @handler("np.take", "method.take")
 def _np_take(tr, args, kwargs, node):
-    _check_keywords(tr, "take", kwargs, ("a", "indices", "axis"), node)
+    check_keywords(tr, "take", kwargs, ("a", "indices", "axis"), node)
     x, idx, axis = _take(args, kwargs, ["a", "indices", "axis"])
     x, idx = array_arg(tr, x, node, "array"), index_array(tr, idx, node, "the indices of np.take")
     if axis is None or isinstance(axis, NoneValue):
         flat = x if x.type.ndim == 1 else tr.emit("ravel", [x], node)
         return gather_along(tr, flat, 0, idx, node)
-    return gather_along(tr, x, _static_axis(tr, axis, x.type.ndim, node), idx, node)
+    return gather_along(tr, x, static_axis(tr, axis, x.type.ndim, node), idx, node)
 
 
 @handler("np.take_along_axis")
 def _take_along_axis(tr, args, kwargs, node):
     """x at the flat positions sum_k coordinate_k * stride_k, where the coordinate along
     ``axis`` is the index array and along the other axes the position itself."""
-    _check_keywords(tr, "take_along_axis", kwargs, ("arr", "indices", "axis"), node)
+    check_keywords(tr, "take_along_axis", kwargs, ("arr", "indices", "axis"), node)
     x, idx, axis = _take(args, kwargs, ["arr", "indices", "axis"])
     x, idx = array_arg(tr, x, node, "array"), index_array(tr, idx, node, "the indices of np.take_along_axis")
     if axis is None or isinstance(axis, NoneValue):
@@ -86,7 +86,7 @@ def _take_along_axis(tr, args, kwargs, node):
     if idx.type.ndim != x.type.ndim:
         raise tr.error("np.take_along_axis: the indices must have as many dimensions as the array", node,
                        TypeMismatchError)
-    axis = _static_axis(tr, axis, x.type.ndim, node)
+    axis = static_axis(tr, axis, x.type.ndim, node)
     if x.type.ndim == 1:
         return gather_along(tr, x, 0, idx, node)
     b, ndim = tr.builder, x.type.ndim
@@ -128,6 +128,8 @@ def _add_at(tr, args, kwargs, node):
     if x.type.ndim > 3:
         raise tr.error("np.add.at supports arrays of up to 3 dimensions", node, UnsupportedFunctionError)
     values = atom(tr, args[2], node)
+    if x.type.is_float and values.type.dtype != x.type.dtype:  # numpy adds in x's dtype
+        values = cast(tr, values, x.type.dtype, node)
     tr.update_in_place(x, tr.emit("index_add", [x, idx, values], node), node)
     return NONE
 
@@ -136,7 +138,7 @@ def _add_at(tr, args, kwargs, node):
 def _bincount(tr, args, kwargs, node):
     """Counts (integers), or sums of the weights (differentiable in them), per value of a 1-d
     non-negative int array: a scatter-add into max(max(x) + 1, minlength) bins."""
-    _check_keywords(tr, "bincount", kwargs, ("x", "weights", "minlength"), node)
+    check_keywords(tr, "bincount", kwargs, ("x", "weights", "minlength"), node)
     x, weights, minlength = _take(args, kwargs, ["x", "weights", "minlength"], {"minlength": const(0)})
     x = index_array(tr, x, node, "the argument of np.bincount")
     if x.type.ndim != 1:
@@ -156,7 +158,7 @@ def _bincount(tr, args, kwargs, node):
 # ------------------------------------------------------------------ triangles, masks, list indices
 def _triangle(part):
     def fn(tr, args, kwargs, node):
-        _check_keywords(tr, f"{part}_indices", kwargs, ("n", "k"), node)
+        check_keywords(tr, f"{part}_indices", kwargs, ("n", "k"), node)
         if len(args) > 2:
             raise tr.error(f"np.{part}_indices(n, k) with a square matrix only (no m)", node,
                            UnsupportedFunctionError)

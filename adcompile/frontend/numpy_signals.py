@@ -6,20 +6,12 @@ gathers, the full ``convolve``), so their derivatives of every order come from t
 """
 from ..errors import TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
-from ..ir.primitives.signals import valid_correlation
 from .calls import _take, array_arg, atom, cast, handler
-from .numpy_gathers import gather_along
+from .numpy_gathers import check_keywords, gather_along, static_axis
 from .static_values import StaticStr
 from .values import NoneValue, TupleValue
 
 _ALL = ("slice", None, None, None)
-
-
-def _check_keywords(tr, name, kwargs, allowed, node):
-    for keyword in kwargs:
-        if keyword not in allowed:
-            raise tr.error(f"keyword argument '{keyword}' of {name}() is not supported by adcompile", node,
-                           UnsupportedFunctionError)
 
 
 def _static_str(tr, value, node, what, choices):
@@ -51,18 +43,10 @@ def _dim(tr, x, axis, node):
     return tr.emit("dim", [x], node, axis=axis)
 
 
-def _axis(tr, value, ndim, node):
-    if not (hasattr(value, "value") and isinstance(value.value, int) and not isinstance(value.value, bool)):
-        raise tr.error("axis must be a constant integer", node, TypeMismatchError)
-    if not -ndim <= value.value < ndim:
-        raise tr.error(f"axis {value.value} is out of bounds for a {ndim}-d array", node, TypeMismatchError)
-    return value.value % ndim
-
-
 # ------------------------------------------------------------------ roll
 @handler("np.roll")
 def _roll(tr, args, kwargs, node):
-    _check_keywords(tr, "roll", kwargs, ("a", "shift", "axis"), node)
+    check_keywords(tr, "roll", kwargs, ("a", "shift", "axis"), node)
     x, shift, axis = _take(args, kwargs, ["a", "shift", "axis"])
     x = array_arg(tr, x, node, "array")
     if isinstance(shift, TupleValue):
@@ -75,7 +59,7 @@ def _roll(tr, args, kwargs, node):
         if x.type.ndim == 1:
             return rolled
         return tr.emit("reshape", [rolled] + [_dim(tr, x, k, node) for k in range(x.type.ndim)], node)
-    return roll_along(tr, x, shift, _axis(tr, axis, x.type.ndim, node), node)
+    return roll_along(tr, x, shift, static_axis(tr, axis, x.type.ndim, node), node)
 
 
 def roll_along(tr, x, shift, axis, node):
@@ -114,7 +98,7 @@ def _pad_widths(tr, value, ndim, node):
 
 @handler("np.pad")
 def _pad(tr, args, kwargs, node):
-    _check_keywords(tr, "pad", kwargs, ("array", "pad_width", "mode", "constant_values"), node)
+    check_keywords(tr, "pad", kwargs, ("array", "pad_width", "mode", "constant_values"), node)
     x, widths, mode, fill = _take(args, kwargs, ["array", "pad_width", "mode", "constant_values"],
                                   {"mode": StaticStr("constant"), "constant_values": const(0.0)})
     x = array_arg(tr, x, node, "array")
@@ -174,9 +158,10 @@ def _mode_slice(tr, full, a, v, mode, same_start, node):
 
 
 def _signal_args(tr, name, args, kwargs, default_mode, node):
-    _check_keywords(tr, name, kwargs, ("a", "v", "mode"), node)
+    check_keywords(tr, name, kwargs, ("a", "v", "mode"), node)
     a, v, mode = _take(args, kwargs, ["a", "v", "mode"], {"mode": StaticStr(default_mode)})
-    a, v = _one_d(tr, a, node, f"the first argument of np.{name}"), _one_d(tr, v, node, f"the second argument of np.{name}")
+    a = _one_d(tr, a, node, f"the first argument of np.{name}")
+    v = _one_d(tr, v, node, f"the second argument of np.{name}")
     return a, v, _static_str(tr, mode, node, f"the mode of np.{name}", ("full", "same", "valid"))
 
 
@@ -205,7 +190,7 @@ def _correlate(tr, args, kwargs, node):
 # ------------------------------------------------------------------ searchsorted, interp
 @handler("np.searchsorted")
 def _searchsorted(tr, args, kwargs, node):
-    _check_keywords(tr, "searchsorted", kwargs, ("a", "v", "side"), node)
+    check_keywords(tr, "searchsorted", kwargs, ("a", "v", "side"), node)
     a, v, side = _take(args, kwargs, ["a", "v", "side"], {"side": StaticStr("left")})
     a = _one_d(tr, a, node, "the sorted array of np.searchsorted")
     side = _static_str(tr, side, node, "side", ("left", "right"))
@@ -216,7 +201,7 @@ def _searchsorted(tr, args, kwargs, node):
 def _interp(tr, args, kwargs, node):
     """fp[i] + slope_i * (x - xp[i]) on the segment i holding x (x clamped to the grid, so
     outside it the end values with a zero derivative, as numpy's value)."""
-    _check_keywords(tr, "interp", kwargs, ("x", "xp", "fp"), node)
+    check_keywords(tr, "interp", kwargs, ("x", "xp", "fp"), node)
     x, xp, fp = _take(args, kwargs, ["x", "xp", "fp"])
     x = atom(tr, x, node)
     xp, fp = _one_d(tr, xp, node, "xp of np.interp"), _one_d(tr, fp, node, "fp of np.interp")
@@ -242,7 +227,7 @@ def _interp(tr, args, kwargs, node):
 def _polyfit(tr, args, kwargs, node):
     """Least squares on the Vandermonde matrix by modified Gram-Schmidt (with one
     re-orthogonalisation), unrolled over the deg + 1 columns: differentiable in x and y."""
-    _check_keywords(tr, "polyfit", kwargs, ("x", "y", "deg"), node)
+    check_keywords(tr, "polyfit", kwargs, ("x", "y", "deg"), node)
     x, y, deg = _take(args, kwargs, ["x", "y", "deg"])
     x, y = _one_d(tr, x, node, "x of np.polyfit"), _one_d(tr, y, node, "y of np.polyfit (2-d y is not supported)")
     if not (hasattr(deg, "value") and isinstance(deg.value, int) and deg.value >= 0):
