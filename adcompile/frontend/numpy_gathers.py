@@ -189,8 +189,8 @@ def masked_read(tr, x, items, node):
     true, gathered at the positions np.flatnonzero finds (the length is a run-time value)."""
     masks = [item for item in items if item[0] == "mask"]
     if len(items) != 1 or len(masks) != 1:
-        raise tr.error("a boolean mask must be the only index (x[mask]) in compiled code; index the "
-                       "result in a second step (x[mask][:, 1])", node, UnsupportedSyntaxError)
+        raise tr.error("a boolean mask must be the only index (x[mask]) in compiled code; index its "
+                       "result in a second step", node, UnsupportedSyntaxError)
     mask = masks[0][1]
     positions = tr.emit("flatnonzero", [mask], node)
     if mask.type.ndim == x.type.ndim:
