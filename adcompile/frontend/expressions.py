@@ -22,7 +22,7 @@ from .parse_tables import (
     _UNSUPPORTED_EXPRESSIONS,
     _is_library,
 )
-from .resolve import ModuleRef, UserFunction, classify, module_constant
+from .resolve import FuncRef, ModuleRef, UserFunction, classify, module_constant
 from .static_values import StaticStr, static_compare
 from .values import NONE, NoneValue, TupleValue
 
@@ -134,6 +134,8 @@ class ExpressionTranslation:
             return calls.attribute(self, base, attr, node)
         if isinstance(base, UserFunction):
             raise self.error("attributes of functions are not supported", node, UnsupportedSyntaxError)
+        if isinstance(base, FuncRef) and attr in ("accumulate", "at", "reduce", "outer"):
+            return FuncRef(f"{base.name}.{attr}")  # a ufunc method: np.maximum.accumulate
         result = attribute_of_extension(self, base, attr, node)
         if result is not None:
             return result
