@@ -979,9 +979,9 @@ def mix_decompositions_and_scans(a, b, x):
     w, v = np.linalg.eigh(a + a.T)
     u, s, vt = np.linalg.svd(b, full_matrices=False)
     q, r = np.linalg.qr(b)
-    d = (v * v) @ w + (u * u).T @ s + np.sum(vt * vt, axis=0) * s + np.sum(q * q, axis=0) * np.diag(r * r)
+    d = (v * v) @ w + np.sum(u * u, axis=0) * s + np.sum(vt * vt, axis=0) * s + np.sum(q * q, axis=0) * np.diag(r * r)
     e = np.cumsum(x, axis=1) + np.cumprod(x, axis=0) + np.sort(x, axis=0) + np.maximum.accumulate(x, axis=1)
-    return np.sum(e, axis=1, where=x[:, 0] > -10.0) + d + np.nansum(x, axis=1) + np.nanmean(x)
+    return np.sum(e, axis=1, where=x[0] > -0.5) + d + np.nansum(x, axis=1) + np.nanmean(x)
 
 
 # ----------------------------------------------------------------------------- tests
