@@ -579,6 +579,61 @@ PROGRAMS = {
 }
 NUMBA_SUBSET = ["gmm_objective", "ba_objective", "lstm_objective", "train_two_layer", "beale",
                 "pendulum_rk4", "heat", "attention", "hand_chain", "classifier_report"]
+# --- issue 14: eigh, svd, qr, scans along axes, nan-reductions ---
+def max_drawdown_penalty(weights, returns):
+    """Finance: a portfolio's mean return minus its maximum drawdown (wealth by cumprod, the
+    running peak by maximum.accumulate), missing returns (NaN) ignored by nanmean."""
+    w = np.exp(weights) / np.sum(np.exp(weights))
+    filled = np.where(returns == returns, returns, 0.0)
+    wealth = np.cumprod(1.0 + filled @ w)
+    peak = np.maximum.accumulate(wealth)
+    drawdown = np.max((peak - wealth) / peak)
+    return np.sum(np.nanmean(returns, axis=0) * w) - 0.5 * drawdown
+
+
+def pca_reconstruction(X, lam):
+    """Statistics: the error of a rank-2 PCA reconstruction (projector from the SVD's right
+    singular vectors: sign-invariant) plus a nuclear-norm penalty."""
+    Xc = X - np.mean(X, axis=0)
+    U, s, Vt = np.linalg.svd(Xc, full_matrices=False)
+    P = Vt[:2].T @ Vt[:2]
+    err = np.sum((Xc - Xc @ P) ** 2)
+    return err + lam * np.sum(np.linalg.svd(X, compute_uv=False))
+
+
+def whitened_gaussian_nll(L, X):
+    """Physics/ML: the negative log-likelihood of rows of X under N(0, S), S = L L^T + I, with
+    log det S and the whitening S^-1/2 from eigh."""
+    S = L @ L.T + np.eye(L.shape[0])
+    w, V = np.linalg.eigh(S)
+    Z = X @ (V / np.sqrt(w)) @ V.T
+    return 0.5 * np.sum(Z * Z) + 0.5 * X.shape[0] * np.sum(np.log(w))
+
+
+def qr_residual_with_sorted_scores(X, y):
+    """Regression: the residual of y off the column space of X (Q Q^T from QR), and a trimmed
+    loss: the sum of the largest half of the squared residuals (sort)."""
+    Q, R = np.linalg.qr(X)
+    r = y - Q @ (Q.T @ y)
+    ranked = np.sort(r * r)
+    cum = np.cumsum(np.sort(X * X, axis=0), axis=0)
+    return np.sum(ranked[r.shape[0] // 2:]) + 1e-3 * np.sum(cum[-1])
+
+
+def _returns_with_gaps():
+    returns = 0.02 * _args(71, (8, 3))[0]
+    returns[2, 1] = returns[5, 0] = np.nan
+    return returns
+
+
+PROGRAMS.update({
+    "max_drawdown_penalty": (max_drawdown_penalty, lambda: _args(70, 3) + (_returns_with_gaps(),), (0,)),
+    "pca_reconstruction": (pca_reconstruction, lambda: _args(72, (6, 4)) + (0.1,), (0, 1)),
+    "whitened_gaussian_nll": (whitened_gaussian_nll, lambda: _args(73, (3, 3), (5, 3)), (0, 1)),
+    "qr_residual_with_sorted_scores": (qr_residual_with_sorted_scores, lambda: _args(74, (7, 3), 7), (0, 1)),
+})
+NUMBA_SUBSET += ["max_drawdown_penalty", "whitened_gaussian_nll"]
+
 CASES = [(name, "python") for name in PROGRAMS] + [(name, "numba") for name in NUMBA_SUBSET]
 
 
