@@ -634,6 +634,39 @@ PROGRAMS.update({
 })
 NUMBA_SUBSET += ["max_drawdown_penalty", "whitened_gaussian_nll"]
 
+
+def svd_with_full_matrices(x):
+    return np.sum(np.linalg.svd(x)[0])
+
+
+def eigh_of_a_stack(x):
+    return np.sum(np.linalg.eigh(x)[0])
+
+
+def qr_complete(x):
+    return np.sum(np.linalg.qr(x, mode="complete")[1])
+
+
+def sort_over_two_axes(x):
+    return np.sum(np.sort(x, axis=(0, 1)))
+
+
+def maximum_reduce(x):
+    return np.maximum.reduce(x)
+
+
+@pytest.mark.parametrize("fn,arg,needle", [
+    (svd_with_full_matrices, np.eye(3), "full_matrices=False"),
+    (eigh_of_a_stack, np.ones((2, 3, 3)), "stacks of matrices"),
+    (qr_complete, np.eye(3), "mode='reduced' only"),
+    (sort_over_two_axes, np.ones((2, 3)), "axis must be a constant integer"),
+    (maximum_reduce, np.ones(3), "'maximum.reduce' is not supported"),
+])
+def test_decomposition_and_scan_forms_outside_the_language_are_located_errors(fn, arg, needle):
+    with pytest.raises(adcompile.AdCompileError) as error:
+        adcompile.grad(adcompile.compile(fn, backend="python"))(arg)
+    assert needle in str(error.value) and "test_realistic_programs.py" in str(error.value)
+
 CASES = [(name, "python") for name in PROGRAMS] + [(name, "numba") for name in NUMBA_SUBSET]
 
 

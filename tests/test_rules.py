@@ -921,6 +921,17 @@ def qr_square_ill_conditioned(a):
     return (q * signs) + r * signs[:, None]
 
 
+@case(singular_values_of(4, 3, 3.0, 1.5, 0.5), f32=True)
+def matrix_norms_spectral(a):
+    return np.linalg.norm(a, 2) * np.linalg.norm(a, ord=-2) + np.linalg.norm(a, "nuc") + np.linalg.norm(a, "fro")
+
+
+@case(spread(4, 3))
+def matrix_norms_absolute_sums(a):
+    return (np.linalg.norm(a, 1) + np.linalg.norm(a, -1) * np.linalg.norm(a, np.inf) + np.linalg.norm(a, -np.inf)
+            + np.linalg.norm(a, axis=0, ord=1)[1])
+
+
 @case(normal(3, 4), f32=True)
 def cumsum_axis(x):
     return np.cumsum(x, axis=1) * x.cumsum(axis=0) + np.cumsum(x, axis=-1)[:, -1:] + np.cumsum(x[0], axis=0)

@@ -4,8 +4,9 @@ from ..errors import TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
 from ..ir.nodes import Const
 from .calls import (array_arg, atom, handler, static_int, _check_kwargs, _take)
+from .numpy_reductions import _norm as _vector_and_frobenius_norm, _reduce
 from .static_values import StaticStr
-from .values import (TupleValue)
+from .values import (NoneValue, TupleValue)
 
 
 # ------------------------------------------------------------------ linear algebra
@@ -150,3 +151,29 @@ def _qr(tr, args, kwargs, node):
         raise tr.error("np.linalg.qr supports mode='reduced' only (the default)", node, UnsupportedFunctionError)
     a = _square_matrix(tr, a, node, "np.linalg.qr")
     return TupleValue([tr.emit("qr_q", [a], node), tr.emit("qr_r", [a], node)])
+
+
+# Matrix norms of a 2-d array (axis None): from the singular values (ord 2, -2, "nuc"), from
+# column/row sums of absolute values (ord 1, -1, inf, -inf), "fro". Other forms: numpy_reductions.py.
+_ABSOLUTE_SUM_NORMS = {1: ("max", 0), -1: ("min", 0), float("inf"): ("max", 1), -float("inf"): ("min", 1)}
+
+
+@handler("np.linalg.norm")
+def _matrix_norm(tr, args, kwargs, node):
+    x, ord_, axis, keepdims = _take(args, kwargs, ["x", "ord", "axis", "keepdims"])
+    x = atom(tr, x, node)
+    p = ord_.value if isinstance(ord_, (Const, StaticStr)) else None
+    whole = axis is None or isinstance(axis, NoneValue)
+    keep = keepdims is not None and not (isinstance(keepdims, Const) and not keepdims.value)
+    if x.type.ndim != 2 or not whole or keep or p not in (2, -2, "nuc", "fro", *_ABSOLUTE_SUM_NORMS):
+        return _vector_and_frobenius_norm(tr, args, kwargs, node)
+    if p in _ABSOLUTE_SUM_NORMS:
+        extremum, summed = _ABSOLUTE_SUM_NORMS[p]
+        sums = _reduce(tr, "sum", tr.emit("abs", [x], node), const(summed), False, node)
+        return tr.emit(extremum, [sums], node)
+    if p == "fro":
+        return tr.emit("norm", [x], node)
+    values = tr.emit("svd_values", [x], node)
+    if p == "nuc":
+        return tr.emit("sum", [values], node)
+    return tr.getitem(values, [("int", const(0 if p == 2 else -1))], node)  # descending order
