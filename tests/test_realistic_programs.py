@@ -801,8 +801,8 @@ def uses_solve(A, b):
     return np.sum(np.linalg.solve(A, b))
 
 
-def uses_matrix_1_norm(X):
-    return np.linalg.norm(X, 1)
+def uses_matrix_3_norm(X):
+    return np.linalg.norm(X, 3)
 
 
 def uses_dict(x):
@@ -841,7 +841,7 @@ def uses_two_ellipses(x):
     (uses_sort_kind, _args(65, 4), "keyword argument 'kind' of sort() is not supported"),
     (uses_solve, _args(69, (3, 3), 3), "'linalg.solve' is not supported"),
     (uses_dict, _args(70, 3), "dict literals"),
-    (uses_matrix_1_norm, _args(72, (3, 3)), "np.linalg.norm supports ord=1, 2, inf, -inf of vectors"),
+    (uses_matrix_3_norm, _args(72, (3, 3)), "np.linalg.norm supports ord=1, 2, inf, -inf of vectors"),
     (uses_recursive_local, (1.0,), "recursive call (rec -> rec)"),
     (uses_two_ellipses, _args(71, (2, 2)), "single ellipsis"),
     (uses_aliased_write, (np.array([0.3, -0.5, 0.8]), 3), "which shares its memory"),

@@ -119,7 +119,8 @@ def _norm(tr, args, kwargs, node):
         vectors = x.type.ndim == 1 or (isinstance(axis, Const) and not isinstance(axis, TupleValue))
         if not vectors or p not in (1, 2, float("inf"), -float("inf")):
             raise tr.error("np.linalg.norm supports ord=1, 2, inf, -inf of vectors (a 1-d array or "
-                           "an int axis) and the default 2-norm / Frobenius norm", node,
+                           "an int axis), ord=2, -2, 'nuc', 'fro', 1, -1, inf, -inf of a matrix (no axis) "
+                           "and the default 2-norm / Frobenius norm", node,
                            UnsupportedFunctionError)
         if p != 2:  # sum, largest or smallest of the absolute values
             reduction = "sum" if p == 1 else ("max" if p > 0 else "min")
