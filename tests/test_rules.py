@@ -947,6 +947,12 @@ def cumprod_axis(x):
     return np.cumprod(x, axis=1) + x.cumprod(axis=0) * np.cumprod(x[1], axis=0) + np.cumprod(x)[:4]
 
 
+@case(with_zeros(3, 4))
+def cumprod_axis_with_zeros(x):
+    """Exact zeros (one in row 0, two in row 1): the derivative is the loop's, right at zeros."""
+    return np.cumprod(x, axis=1) + np.cumprod(x, axis=0)[:, ::-1]
+
+
 @case(spread(3, 4), f32=True)
 def sort_axis(x):
     return np.sort(x, axis=1) * np.sort(x, axis=0) + np.sort(x)[:, ::-1] + np.sort(x, axis=None)[:4]
