@@ -101,7 +101,11 @@ RULE_ONLY_ARGUMENTS = {
     "cast_like": (_normal(3), _normal(3)),
     "cumsum_adjoint": (_normal(5),),
     "diag_adjoint": (_normal(3), _normal(3, 3)),
+    "cumsum_axis_adjoint": (_normal(3, 4),),
+    "right_divide": (_normal(2, 3), lambda rng: np.triu(rng.standard_normal((3, 3))) + 3.0 * np.eye(3)),
 }
+# Static parameters of the RULE_ONLY primitives that have some.
+RULE_ONLY_PARAMETERS = {"cumsum_axis_adjoint": {"axis": 1}}
 
 
 def test_every_rule_only_primitive_has_arguments_here():
@@ -118,8 +122,9 @@ def _load(fn):
 def _one_statement(prim, values):
     """The IR function ``op(a0, a1, ...) = prim(a0, a1, ...)`` for arguments like ``values``."""
     args = [Var(f"a{k}", Type("f8", np.ndim(v))) for k, v in enumerate(values)]
-    out = Var("out", result_type(prim, [a.type for a in args], {}))
-    return Function("op", args, [Assign(out, prim, args, {})], [out], False)
+    params = RULE_ONLY_PARAMETERS.get(prim, {})
+    out = Var("out", result_type(prim, [a.type for a in args], params))
+    return Function("op", args, [Assign(out, prim, args, params)], [out], False)
 
 
 class RuleOnlyCase:

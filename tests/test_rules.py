@@ -1009,6 +1009,158 @@ def index_mask_read(x):
 @case(normal(4, 3))
 def index_mask_rows(a):
     return np.sum(a[a[:, 0] > 0.0] ** 2, axis=0) + np.sum(a[a > 0.0]) + np.mean(a[a < 0.5])
+# --- issue 14: eigh, svd, qr, scans along axes, nan-reductions ---
+# Decompositions are checked through sign-invariant quantities (the sign of each eigen/singular
+# vector is LAPACK's choice), on a well-conditioned input and on a mildly ill-conditioned one
+# (eigenvalues 0.1 apart, singular values 0.15 apart, condition numbers ~100).
+def _orthogonal(rng, n):
+    q, r = np.linalg.qr(rng.standard_normal((n, n)))
+    return q * np.sign(np.diag(r))
+
+
+def symmetric_with(*eigenvalues):
+    """A symmetric matrix Q diag(eigenvalues) Q^T with a random orthogonal Q."""
+    def make(rng):
+        q = _orthogonal(rng, len(eigenvalues))
+        return (q * np.array(eigenvalues)) @ q.T
+    return make
+
+
+def singular_values_of(m, n, *values):
+    """An m x n matrix U diag(values) V^T with random orthonormal U, V."""
+    def make(rng):
+        k = len(values)
+        return (_orthogonal(rng, m)[:, :k] * np.array(values)) @ _orthogonal(rng, n)[:, :k].T
+    return make
+
+
+@case(symmetric_with(-1.0, 0.5, 2.0, 3.5), f32=True)
+def eigh_values_and_projector(a):
+    w, v = np.linalg.eigh((a + a.T) / 2)
+    return w[:, None] * (v * v) + np.linalg.eigvalsh((a + a.T) / 2)[None, :]
+
+
+@case(symmetric_with(1.0, 1.1, 1.2, 5.0), normal(4))
+def eigh_close_eigenvalues(a, x):
+    w, v = np.linalg.eigh(0.5 * (a + a.T))
+    return v @ np.diag(np.exp(w)) @ v.T @ x + np.sum(w * w)
+
+
+@case(singular_values_of(4, 3, 3.0, 1.5, 0.5), f32=True)
+def svd_tall(a):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return (u * u) @ s + np.sum(vt * vt * s[:, None], axis=0) @ s + u @ vt @ s
+
+
+@case(singular_values_of(3, 5, 2.0, 1.0, 0.4))
+def svd_wide(a):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return (u * u).T @ s + np.sum((vt * vt).T @ (s * s)) + np.sum(u @ vt, axis=1)
+
+
+@case(singular_values_of(3, 3, 1.0, 0.85, 0.01))
+def svd_ill_conditioned(a):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return u * u * s + (vt * vt).T + u @ vt
+
+
+@case(singular_values_of(4, 3, 3.0, 1.0, 0.2), f32=True)
+def svd_values_only(a):
+    return np.linalg.svd(a, compute_uv=False) + np.sum(np.linalg.svd(a.T, compute_uv=False) ** 2)
+
+
+@case(singular_values_of(4, 3, 3.0, 1.5, 0.5))
+def qr_tall(a):
+    q, r = np.linalg.qr(a)
+    signs = np.sign(np.diag(r))
+    return (q * signs) @ (r * signs[:, None]) @ q[0] + np.sum(q * q, axis=1) + np.sum(r * r, axis=0) @ q.T
+
+
+@case(singular_values_of(3, 3, 1.0, 0.5, 0.01))
+def qr_square_ill_conditioned(a):
+    q, r = np.linalg.qr(a)
+    signs = np.sign(np.diag(r))
+    return (q * signs) + r * signs[:, None]
+
+
+@case(singular_values_of(4, 3, 3.0, 1.5, 0.5), f32=True)
+def matrix_norms_spectral(a):
+    return np.linalg.norm(a, 2) * np.linalg.norm(a, ord=-2) + np.linalg.norm(a, "nuc") + np.linalg.norm(a, "fro")
+
+
+@case(spread(4, 3))
+def matrix_norms_absolute_sums(a):
+    return (np.linalg.norm(a, 1) + np.linalg.norm(a, -1) * np.linalg.norm(a, np.inf) + np.linalg.norm(a, -np.inf)
+            + np.linalg.norm(a, axis=0, ord=1)[1])
+
+
+@case(normal(3, 4), f32=True)
+def cumsum_axis(x):
+    return np.cumsum(x, axis=1) * x.cumsum(axis=0) + np.cumsum(x, axis=-1)[:, -1:] + np.cumsum(x[0], axis=0)
+
+
+@case(normal(2, 3, 4))
+def cumsum_axis_3d(x):
+    return np.cumsum(x, axis=1) + x.cumsum(axis=2) * np.cumsum(x, axis=0)
+
+
+@case(away(3, 4), f32=True)
+def cumprod_axis(x):
+    return np.cumprod(x, axis=1) + x.cumprod(axis=0) * np.cumprod(x[1], axis=0) + np.cumprod(x)[:4]
+
+
+@case(with_zeros(3, 4))
+def cumprod_axis_with_zeros(x):
+    """Exact zeros (one in row 0, two in row 1): the derivative is the loop's, right at zeros."""
+    return np.cumprod(x, axis=1) + np.cumprod(x, axis=0)[:, ::-1]
+
+
+@case(spread(3, 4), f32=True)
+def sort_axis(x):
+    return np.sort(x, axis=1) * np.sort(x, axis=0) + np.sort(x)[:, ::-1] + np.sort(x, axis=None)[:4]
+
+
+@case(spread(2, 3, 4))
+def sort_axis_3d_with_argsort(x):
+    return np.sort(x, axis=1) * np.argsort(x, axis=2) + np.argsort(x, axis=0) * x
+
+
+@case(spread(3, 5), f32=True)
+def running_extrema(x):
+    return (np.maximum.accumulate(x, axis=1) + np.minimum.accumulate(x) * np.maximum.accumulate(x[0])
+            + np.minimum.accumulate(x, axis=-1))
+
+
+@case(normal(3, 4), fixed(np.array([[True, False, True, True], [False, True, True, False],
+                                      [True, True, False, True]])), f32=True)
+def sum_and_mean_where(x, mask):
+    return (np.sum(x, axis=1, where=mask) + np.mean(x * x, axis=1, where=mask) + x.sum(where=mask[0])
+            + np.mean(x, where=mask) + x.mean(axis=0, where=mask, keepdims=True)[0, :3])
+
+
+def with_nans(*shape):
+    """Normal entries with NaNs at [0, 1] and [2, 2] (their derivative must be 0, not nan)."""
+    def draw(rng, s):
+        x = rng.standard_normal(s)
+        x[0, 1] = x[2, 2] = np.nan
+        return x
+    return _gen(draw, shape)
+
+
+@case(with_nans(3, 4), f32=True)
+def nansum_nanmean(y):
+    return (np.nansum(y, axis=1) * np.nanmean(y, axis=1) + np.nansum(y) + np.nanmean(y)
+            + np.nanmean(y, axis=0, keepdims=True)[0, :3])
+
+
+@case(symmetric_with(-1.0, 0.5, 2.0), singular_values_of(4, 3, 2.0, 1.0, 0.5), spread(3, 4), numba=True)
+def mix_decompositions_and_scans(a, b, x):
+    w, v = np.linalg.eigh(a + a.T)
+    u, s, vt = np.linalg.svd(b, full_matrices=False)
+    q, r = np.linalg.qr(b)
+    d = (v * v) @ w + np.sum(u * u, axis=0) * s + np.sum(vt * vt, axis=0) * s + np.sum(q * q, axis=0) * np.diag(r * r)
+    e = np.cumsum(x, axis=1) + np.cumprod(x, axis=0) + np.sort(x, axis=0) + np.maximum.accumulate(x, axis=1)
+    return np.sum(e, axis=1, where=x[0] > -0.5) + d + np.nansum(x, axis=1) + np.nanmean(x)
 
 
 # ----------------------------------------------------------------------------- tests

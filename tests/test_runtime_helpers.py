@@ -522,6 +522,42 @@ def test_cumsum_adjoint():
             assert got.flags.c_contiguous
 
 
+# ------------------------------------------------------------- scans along an axis, singular values
+# (issue 14: eigh, svd, qr, scans along axes, nan-reductions)
+@numba.njit
+def nb_scans(x, axis):
+    order = rt.argsort_axis(x, axis)
+    return rt.cumsum_axis(x, axis), rt.cumsum_axis_adjoint(x, axis), order, rt.permute_along(x, order, axis)
+
+
+@numba.njit
+def nb_singular_values(a):
+    return rt.singular_values(a)
+
+
+@pytest.mark.parametrize("x", [rand(3, 4), rand(2, 3, 4), rand(6, 5)[::2, 1:], rand(3, 0, 2),
+                               rand(3, 4, dtype=np.float32)], ids=["2d", "3d", "strided", "empty", "f32"])
+def test_scans_along_an_axis(x):
+    for axis in range(x.ndim):
+        want_sum = np.cumsum(x, axis=axis)
+        want_adjoint = np.flip(np.cumsum(np.flip(x, axis), axis=axis), axis)
+        want_order = np.argsort(x, axis=axis)
+        for fn in (lambda x, k: (rt.cumsum_axis(x, k), rt.cumsum_axis_adjoint(x, k), rt.argsort_axis(x, k),
+                                 rt.permute_along(x, rt.argsort_axis(x, k), k)), nb_scans):
+            got_sum, got_adjoint, got_order, got_sorted = fn(x, axis)
+            assert_same(got_sum, want_sum)
+            assert_same(got_adjoint, want_adjoint)
+            np.testing.assert_array_equal(got_order, want_order)
+            assert got_order.dtype == np.int64
+            assert_same(got_sorted, np.sort(x, axis=axis))
+
+
+def test_singular_values():
+    for a in (rand(4, 3), rand(3, 5), rand(3, 3, dtype=np.float32)):
+        for fn in (rt.singular_values, nb_singular_values):
+            assert_same(fn(a), np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+
+
 # ------------------------------------------------------------- import / cache
 
 

@@ -163,6 +163,7 @@ _ACCEPTS = {
     "builtin.enumerate": (1, ()), "builtin.zip": (None, ()), "builtin.reversed": (1, ()),
     "builtin.round": (2, ("ndigits",)), "builtin.sum": (1, ()),
     **{p + n: _REDUCTION for p in ("np.", "method.") for n in ("sum", "mean", "prod", "max", "min")},
+    **{p + n: (2, ("a", "axis", "keepdims", "where")) for p in ("np.", "method.") for n in ("sum", "mean")},
     "np.amax": _REDUCTION, "np.amin": _REDUCTION,
     "np.argmax": (2, ("a", "axis")), "np.argmin": (2, ("a", "axis")),
     "method.argmax": (2, ("axis",)), "method.argmin": (2, ("axis",)),

@@ -137,6 +137,8 @@ class ExpressionTranslation:
             return FuncRef(f"{base.name}.{attr}")
         if isinstance(base, UserFunction):
             raise self.error("attributes of functions are not supported", node, UnsupportedSyntaxError)
+        if isinstance(base, FuncRef) and attr in ("accumulate", "at", "reduce", "outer"):
+            return FuncRef(f"{base.name}.{attr}")  # a ufunc method: np.maximum.accumulate
         result = attribute_of_extension(self, base, attr, node)
         if result is not None:
             return result

@@ -151,28 +151,6 @@ for _name in ("argmax", "argmin"):
     HANDLERS["np." + _name] = HANDLERS["method." + _name] = _arg_extremum(_name)
 
 
-def _sort_permutation(tr, args, kwargs, node, what):
-    x, axis = _take(args, kwargs, ["a", "axis"], {"axis": const(-1)})
-    x = array_arg(tr, x, node)
-    if not isinstance(axis, NoneValue) and x.type.ndim != 1:
-        raise tr.error(f"{what} is supported for 1-d arrays (or axis=None) only", node,
-                       UnsupportedFunctionError)
-    if x.type.ndim != 1:
-        x = tr.emit("ravel", [x], node)
-    return x, tr.emit("argsort", [x], node)
-
-
-@handler("np.argsort")
-def _argsort(tr, args, kwargs, node):
-    return _sort_permutation(tr, args, kwargs, node, "np.argsort")[1]
-
-
-@handler("np.sort")
-def _sort(tr, args, kwargs, node):
-    x, order = _sort_permutation(tr, args, kwargs, node, "np.sort")
-    return tr.getitem(x, [("array", order)], node)  # differentiable: a gather
-
-
 HANDLERS["builtin.min"] = _builtin_extremum("minimum", "min")
 HANDLERS["builtin.max"] = _builtin_extremum("maximum", "max")
 

@@ -1,8 +1,12 @@
-"""Handlers for linear algebra: matmul/dot/outer/cross, transpose, trace, diag (see ``calls.py``)."""
+"""Handlers for linear algebra: matmul/dot/outer/cross, transpose, trace, diag, and the
+decompositions eigh/eigvalsh, svd, qr (see ``calls.py``)."""
 from ..errors import TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
-from .calls import (array_arg, atom, handler, static_int)
-from .values import (TupleValue)
+from ..ir.nodes import Const
+from .calls import (array_arg, atom, handler, static_int, _check_kwargs, _take)
+from .numpy_reductions import _norm as _vector_and_frobenius_norm, _reduce
+from .static_values import StaticStr
+from .values import (NoneValue, TupleValue)
 
 
 # ------------------------------------------------------------------ linear algebra
@@ -79,3 +83,97 @@ def _diag(tr, args, kwargs, node):
     if x.type.ndim > 2:
         raise tr.error("np.diag takes a 1-d or 2-d array", node, TypeMismatchError)
     return tr.emit("diag", [x], node)
+
+
+# ------------------------------------------------------------------ decompositions: eigh, svd, qr
+# Each returned array is a primitive of its own (ir/primitives/linalg_decompositions.py).
+def _square_matrix(tr, value, node, what):
+    a = atom(tr, value, node)
+    if a.type.ndim != 2:
+        raise tr.error(f"{what} takes a 2-d array (stacks of matrices are not supported)", node,
+                       TypeMismatchError)
+    return a
+
+
+def _static_flag(tr, value, default, node, what):
+    if value is None:
+        return default
+    if isinstance(value, Const) and isinstance(value.value, (bool, int)):
+        return bool(value.value)
+    raise tr.error(f"{what} must be a constant True or False", node, TypeMismatchError)
+
+
+def _check_uplo(tr, uplo, node, what):
+    if uplo is not None and not (isinstance(uplo, StaticStr) and uplo.value == "L"):
+        raise tr.error(f"{what} supports UPLO='L' only (the default)", node, UnsupportedFunctionError)
+
+
+@handler("np.linalg.eigh")
+def _eigh(tr, args, kwargs, node):
+    _check_kwargs(tr, kwargs, ("a", "UPLO"), node)
+    a, uplo = _take(args, kwargs, ["a", "UPLO"])
+    _check_uplo(tr, uplo, node, "np.linalg.eigh")
+    a = _square_matrix(tr, a, node, "np.linalg.eigh")
+    return TupleValue([tr.emit("eigh_values", [a], node), tr.emit("eigh_vectors", [a], node)])
+
+
+@handler("np.linalg.eigvalsh")
+def _eigvalsh(tr, args, kwargs, node):
+    _check_kwargs(tr, kwargs, ("a", "UPLO"), node)
+    a, uplo = _take(args, kwargs, ["a", "UPLO"])
+    _check_uplo(tr, uplo, node, "np.linalg.eigvalsh")
+    return tr.emit("eigh_values", [_square_matrix(tr, a, node, "np.linalg.eigvalsh")], node)
+
+
+@handler("np.linalg.svd")
+def _svd(tr, args, kwargs, node):
+    _check_kwargs(tr, kwargs, ("a", "full_matrices", "compute_uv", "hermitian"), node)
+    a, full, compute_uv, hermitian = _take(args, kwargs, ["a", "full_matrices", "compute_uv", "hermitian"])
+    a = _square_matrix(tr, a, node, "np.linalg.svd")
+    if _static_flag(tr, hermitian, False, node, "hermitian"):
+        raise tr.error("np.linalg.svd(hermitian=True) is not supported (use np.linalg.eigh)", node,
+                       UnsupportedFunctionError)
+    values = tr.emit("svd_values", [a], node)
+    if not _static_flag(tr, compute_uv, True, node, "compute_uv"):
+        return values
+    if _static_flag(tr, full, True, node, "full_matrices"):
+        raise tr.error("np.linalg.svd needs full_matrices=False in compiled code: the full U or Vt of a "
+                       "non-square matrix has no derivative (for a square matrix the results are the same)",
+                       node, UnsupportedFunctionError)
+    return TupleValue([tr.emit("svd_u", [a], node), values, tr.emit("svd_vt", [a], node)])
+
+
+@handler("np.linalg.qr")
+def _qr(tr, args, kwargs, node):
+    _check_kwargs(tr, kwargs, ("a", "mode"), node)
+    a, mode = _take(args, kwargs, ["a", "mode"])
+    if mode is not None and not (isinstance(mode, StaticStr) and mode.value == "reduced"):
+        raise tr.error("np.linalg.qr supports mode='reduced' only (the default)", node, UnsupportedFunctionError)
+    a = _square_matrix(tr, a, node, "np.linalg.qr")
+    return TupleValue([tr.emit("qr_q", [a], node), tr.emit("qr_r", [a], node)])
+
+
+# Matrix norms of a 2-d array (axis None): from the singular values (ord 2, -2, "nuc"), from
+# column/row sums of absolute values (ord 1, -1, inf, -inf), "fro". Other forms: numpy_reductions.py.
+_ABSOLUTE_SUM_NORMS = {1: ("max", 0), -1: ("min", 0), float("inf"): ("max", 1), -float("inf"): ("min", 1)}
+
+
+@handler("np.linalg.norm")
+def _matrix_norm(tr, args, kwargs, node):
+    x, ord_, axis, keepdims = _take(args, kwargs, ["x", "ord", "axis", "keepdims"])
+    x = atom(tr, x, node)
+    p = ord_.value if isinstance(ord_, (Const, StaticStr)) else None
+    whole = axis is None or isinstance(axis, NoneValue)
+    keep = keepdims is not None and not (isinstance(keepdims, Const) and not keepdims.value)
+    if x.type.ndim != 2 or not whole or keep or p not in (2, -2, "nuc", "fro", *_ABSOLUTE_SUM_NORMS):
+        return _vector_and_frobenius_norm(tr, args, kwargs, node)
+    if p in _ABSOLUTE_SUM_NORMS:
+        extremum, summed = _ABSOLUTE_SUM_NORMS[p]
+        sums = _reduce(tr, "sum", tr.emit("abs", [x], node), const(summed), False, node)
+        return tr.emit(extremum, [sums], node)
+    if p == "fro":
+        return tr.emit("norm", [x], node)
+    values = tr.emit("svd_values", [x], node)
+    if p == "nuc":
+        return tr.emit("sum", [values], node)
+    return tr.getitem(values, [("int", const(0 if p == 2 else -1))], node)  # descending order

@@ -1,5 +1,5 @@
-"""Handlers for reductions, scans and norms: sum/mean/max... with ``axis``/``keepdims``, var/std,
-diff, cumsum, cumprod, polyval, linalg.norm (see ``calls.py``)."""
+"""Handlers for reductions and norms: sum/mean/max... with ``axis``/``keepdims``, var/std,
+diff, polyval, linalg.norm (see ``calls.py``; the scans are in ``numpy_scans.py``)."""
 from ..errors import TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
 from ..ir.nodes import Const
@@ -102,29 +102,11 @@ def _diff(tr, args, kwargs, node):
     return x
 
 
-@handler("np.cumprod", "method.cumprod")
-def _cumprod(tr, args, kwargs, node):
-    x, axis = _take(args, kwargs, ["a", "axis"])
-    if axis is not None and not isinstance(axis, NoneValue):
-        raise tr.error("cumprod with an axis is not supported yet (flattened cumprod only)", node,
-                       UnsupportedFunctionError)
-    return inline_call(tr, python_impls.cumprod, [array_arg(tr, x, node)], {}, node)
-
-
 @handler("np.polyval")
 def _polyval(tr, args, kwargs, node):
     p, x = _take(args, kwargs, ["p", "x"])
     return inline_call(tr, python_impls.polyval, [array_arg(tr, p, node, "coefficient argument"),
                                                   atom(tr, x, node)], {}, node)
-
-
-@handler("np.cumsum", "method.cumsum")
-def _cumsum(tr, args, kwargs, node):
-    x, axis = _take(args, kwargs, ["a", "axis"])
-    if axis is not None and not isinstance(axis, NoneValue):
-        raise tr.error("cumsum with an axis is not supported yet (flattened cumsum only)", node,
-                       UnsupportedFunctionError)
-    return tr.emit("cumsum", [array_arg(tr, x, node)], node)
 
 
 @handler("np.linalg.norm")
@@ -137,7 +119,8 @@ def _norm(tr, args, kwargs, node):
         vectors = x.type.ndim == 1 or (isinstance(axis, Const) and not isinstance(axis, TupleValue))
         if not vectors or p not in (1, 2, float("inf"), -float("inf")):
             raise tr.error("np.linalg.norm supports ord=1, 2, inf, -inf of vectors (a 1-d array or "
-                           "an int axis) and the default 2-norm / Frobenius norm", node,
+                           "an int axis), ord=2, -2, 'nuc', 'fro', 1, -1, inf, -inf of a matrix (no axis) "
+                           "and the default 2-norm / Frobenius norm", node,
                            UnsupportedFunctionError)
         if p != 2:  # sum, largest or smallest of the absolute values
             reduction = "sum" if p == 1 else ("max" if p > 0 else "min")

@@ -46,6 +46,11 @@ __all__ = [
     "diag_adjoint",
     "cumsum_adjoint",
     "index_add",
+    "cumsum_axis",
+    "cumsum_axis_adjoint",
+    "argsort_axis",
+    "permute_along",
+    "singular_values",
 ]
 
 
@@ -216,6 +221,39 @@ def cumsum_adjoint(g):
     out = np.empty(g.shape, dtype=g.dtype)
     np.cumsum(g[::-1], out=out[::-1])
     return out
+
+
+# ---------------------------------------------------------------- scans along an axis
+
+
+def cumsum_axis(x, axis):
+    """``np.cumsum(x, axis=axis)`` for an array ``x``; ``axis`` a non-negative int."""
+    return np.cumsum(x, axis=axis)
+
+
+def cumsum_axis_adjoint(g, axis):
+    """Adjoint of :func:`cumsum_axis`: the reverse cumulative sum of ``g`` along ``axis``
+    (a new C-contiguous array of ``g``'s dtype)."""
+    return np.ascontiguousarray(np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis))
+
+
+def argsort_axis(x, axis):
+    """``np.argsort(x, axis=axis)`` (int64) for an array ``x``; ``axis`` a non-negative int."""
+    return np.argsort(x, axis=axis).astype(np.int64)
+
+
+def permute_along(x, perm, axis):
+    """``np.take_along_axis(x, perm, axis)`` where ``perm`` (of ``x``'s shape) holds a
+    permutation of ``range(x.shape[axis])`` along ``axis`` in every line: a new array."""
+    return np.take_along_axis(x, perm, axis)
+
+
+# ---------------------------------------------------------------------- decompositions
+
+
+def singular_values(a):
+    """``np.linalg.svd(a, compute_uv=False)`` for a 2-D float array: a new 1-D array, descending."""
+    return np.linalg.svd(a, compute_uv=False)
 
 
 # ----------------------------------------------------------------------- misc

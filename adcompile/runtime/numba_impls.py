@@ -783,3 +783,137 @@ def _ol_index_add(target, idx, values):
         return out
 
     return impl
+# ------------------------------------------------------- scans along an axis
+# An array of C layout seen as (outer, n, inner) lines: the element k of line (o, i) along the
+# axis is at flat position (o * n + k) * inner + i.
+
+
+@_kernel
+def _line_counts(shape, axis):
+    outer = 1
+    inner = 1
+    for d in range(len(shape)):
+        if d < axis:
+            outer *= shape[d]
+        elif d > axis:
+            inner *= shape[d]
+    return outer, shape[axis], inner
+
+
+@_kernel
+def _cumsum_lines(xf, outer, n, inner, out, reverse):
+    for o in range(outer):
+        for i in range(inner):
+            base = o * n * inner + i
+            if n == 0:
+                continue
+            k = n - 1 if reverse else 0
+            acc = xf[base + k * inner]
+            out[base + k * inner] = acc
+            for step in range(1, n):
+                k = n - 1 - step if reverse else step
+                acc += xf[base + k * inner]
+                out[base + k * inner] = acc
+
+
+@_kernel
+def _argsort_lines(xf, outer, n, inner, out):
+    line = np.empty(n, xf.dtype)
+    for o in range(outer):
+        for i in range(inner):
+            base = o * n * inner + i
+            for k in range(n):
+                line[k] = xf[base + k * inner]
+            order = np.argsort(line)
+            for k in range(n):
+                out[base + k * inner] = order[k]
+
+
+@_kernel
+def _permute_lines(xf, pf, outer, n, inner, out):
+    for o in range(outer):
+        for i in range(inner):
+            base = o * n * inner + i
+            for k in range(n):
+                j = pf[base + k * inner]
+                if j < 0 or j >= n:
+                    raise IndexError("permute_along: index out of bounds")
+                out[base + k * inner] = xf[base + j * inner]
+
+
+def _check_axis(name, x, axis):
+    if not (_is_array(x) and x.ndim >= 1 and isinstance(axis, types.Integer)):
+        _fail(name, x, axis)
+
+
+@overload(helpers.cumsum_axis, jit_options=_OPTS)
+def _ol_cumsum_axis(x, axis):
+    _check_axis("cumsum_axis", x, axis)
+    dt = _np_dtype(x) if _np_dtype(x).kind in "fc" else np.dtype(np.int64)
+
+    def impl(x, axis):
+        outer, n, inner = _line_counts(np.array(x.shape), axis)
+        xc = np.ascontiguousarray(x).astype(dt)
+        out = np.empty(x.size, dt)
+        _cumsum_lines(xc.reshape(x.size), outer, n, inner, out, False)
+        return out.reshape(x.shape)
+
+    return impl
+
+
+@overload(helpers.cumsum_axis_adjoint, jit_options=_OPTS)
+def _ol_cumsum_axis_adjoint(g, axis):
+    _check_axis("cumsum_axis_adjoint", g, axis)
+    dt = _np_dtype(g)
+
+    def impl(g, axis):
+        outer, n, inner = _line_counts(np.array(g.shape), axis)
+        gc = np.ascontiguousarray(g)
+        out = np.empty(g.size, dt)
+        _cumsum_lines(gc.reshape(g.size), outer, n, inner, out, True)
+        return out.reshape(g.shape)
+
+    return impl
+
+
+@overload(helpers.argsort_axis, jit_options=_OPTS)
+def _ol_argsort_axis(x, axis):
+    _check_axis("argsort_axis", x, axis)
+
+    def impl(x, axis):
+        outer, n, inner = _line_counts(np.array(x.shape), axis)
+        xc = np.ascontiguousarray(x)
+        out = np.empty(x.size, np.int64)
+        _argsort_lines(xc.reshape(x.size), outer, n, inner, out)
+        return out.reshape(x.shape)
+
+    return impl
+
+
+@overload(helpers.permute_along, jit_options=_OPTS)
+def _ol_permute_along(x, perm, axis):
+    _check_axis("permute_along", x, axis)
+    dt = _np_dtype(x)
+
+    def impl(x, perm, axis):
+        if perm.shape != x.shape:
+            raise ValueError("permute_along: the permutation must have the array's shape")
+        outer, n, inner = _line_counts(np.array(x.shape), axis)
+        xc = np.ascontiguousarray(x)
+        pc = np.ascontiguousarray(perm)
+        out = np.empty(x.size, dt)
+        _permute_lines(xc.reshape(x.size), pc.reshape(x.size), outer, n, inner, out)
+        return out.reshape(x.shape)
+
+    return impl
+
+
+# ------------------------------------------------------------- decompositions
+
+
+@overload(helpers.singular_values, jit_options=_OPTS)
+def _ol_singular_values(a):
+    if not (_is_array(a) and a.ndim == 2):
+        return _fail("singular_values", a)
+    # numba's svd has no compute_uv: the vectors are computed and dropped
+    return lambda a: np.linalg.svd(a, full_matrices=False)[1]

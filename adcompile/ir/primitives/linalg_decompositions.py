@@ -1,0 +1,225 @@
+"""Matrix decompositions: ``np.linalg.eigh``, ``svd`` (reduced) and ``qr`` (reduced).
+
+The IR has one result per primitive, so each returned array is a primitive of its own
+(``eigh_values``, ``eigh_vectors``; ``svd_u``, ``svd_values``, ``svd_vt``; ``qr_q``,
+``qr_r``), the decomposition being recomputed by each one used. Their rules are the standard
+closed forms (as in JAX's ``lax.linalg``), built from matmuls and elementwise primitives so
+that they differentiate again:
+
+* eigh, for a symmetric A with distinct eigenvalues: dw = diag(V^T dA V),
+  dV = V (F o V^T dA V) with F_ij = 1 / (w_j - w_i) off the diagonal; the reverse rule is the
+  transpose, symmetrised (A is read as symmetric: perturbations are symmetrised, as JAX does);
+* svd, for distinct non-zero singular values: the same with F_ij = 1 / (s_j^2 - s_i^2), plus
+  the terms of the complement of U's (tall A) or V's (wide A) column space, which vanish
+  when that space is empty, so both are always included (shapes are run-time values);
+* qr, for a square or tall A of full rank (R invertible): JAX's rule through
+  ``right_divide(X, R) = X R^-1``.
+
+Repeated eigen/singular values make F infinite: the derivative of the vectors is undefined
+there (the values' derivative stays right).
+"""
+from ..nodes import const
+from ..types import Type, to_float
+from .declare import RULE_ONLY, define
+
+
+def _float_matrix(types, params, consts=None):
+    return Type(to_float(types[0].dtype), 2)
+
+
+def _float_vector(types, params, consts=None):
+    return Type(to_float(types[0].dtype), 1)
+
+
+# ------------------------------------------------------------------ matrix pieces of the rules
+def _t(b, x):
+    return b.call("transpose", x)
+
+
+def _mm(b, x, y):
+    return b.call("matmul", x, y)
+
+
+def _row(b, v):
+    return b.call("expand_axis", v, axis=0)
+
+
+def _col(b, v):
+    return b.call("expand_axis", v, axis=1)
+
+
+def _symmetrised(b, m):
+    return b.mul(b.add(m, _t(b, m)), const(0.5))
+
+
+def _identity_like(b, v):
+    """The identity matrix of v's length and dtype."""
+    eye = b.call("eye", b.call("dim", v, axis=0))
+    return eye if v.type.dtype == "f8" else b.call("as_dtype", eye, dtype=v.type.dtype)
+
+
+def _inverse_gaps(b, v):
+    """F_ij = 1 / (v_j - v_i) off the diagonal, 0 on it."""
+    eye = _identity_like(b, v)
+    gaps = b.sub(_row(b, v), _col(b, v))
+    return b.div(b.sub(const(1.0), eye), b.add(gaps, eye))
+
+
+def _diag_of_product(b, x, y):
+    """diag(x^T y), without forming the product."""
+    return b.call("sum", b.mul(x, y), axis=0)
+
+
+def _strictly_lower(b, m):
+    """tril(m, -1)."""
+    index = b.call("arange", b.call("dim", m, axis=0))
+    below = b.call("gt", _col(b, index), _row(b, index))
+    return b.mul(m, b.call("as_dtype", below, dtype=m.type.dtype))
+
+
+# ------------------------------------------------------------------ eigh
+def _eigh_values_vjp(b, g, out, args, params, active):
+    vectors = b.call("eigh_vectors", args[0])
+    return [_mm(b, b.mul(vectors, g), _t(b, vectors))]
+
+
+def _eigh_values_jvp(b, tangents, out, args, params, prim):
+    vectors = b.call("eigh_vectors", args[0])
+    return _diag_of_product(b, vectors, _mm(b, tangents[0], vectors))
+
+
+def _eigh_vectors_vjp(b, g, out, args, params, active):
+    gaps = _inverse_gaps(b, b.call("eigh_values", args[0]))
+    inner = b.mul(gaps, _mm(b, _t(b, out), g))
+    return [_symmetrised(b, _mm(b, _mm(b, out, inner), _t(b, out)))]
+
+
+def _eigh_vectors_jvp(b, tangents, out, args, params, prim):
+    gaps = _inverse_gaps(b, b.call("eigh_values", args[0]))
+    projected = _mm(b, _t(b, out), _mm(b, _symmetrised(b, tangents[0]), out))
+    return _mm(b, out, b.mul(gaps, projected))
+
+
+define("eigh_values", _float_vector, "np.linalg.eigvalsh(_0)", vjp=_eigh_values_vjp, jvp=_eigh_values_jvp)
+define("eigh_vectors", _float_matrix, "np.linalg.eigh(_0)[1]", vjp=_eigh_vectors_vjp, jvp=_eigh_vectors_jvp)
+
+
+# ------------------------------------------------------------------ svd
+def _svd_parts(b, a):
+    return b.call("svd_u", a), b.call("svd_values", a), b.call("svd_vt", a)
+
+
+def _svd_values_vjp(b, g, out, args, params, active):
+    u, _, vt = _svd_parts(b, args[0])
+    return [_mm(b, b.mul(u, g), vt)]
+
+
+def _svd_values_jvp(b, tangents, out, args, params, prim):
+    u, _, vt = _svd_parts(b, args[0])
+    return _diag_of_product(b, u, _mm(b, tangents[0], _t(b, vt)))
+
+
+def _svd_u_vjp(b, g, out, args, params, active):
+    # U (J + J^T) S V^T + (I - U U^T) g S^-1 V^T with J = F o (U^T g)
+    u, s, vt = _svd_parts(b, args[0])
+    j = b.mul(_inverse_gaps(b, b.mul(s, s)), _mm(b, _t(b, u), g))
+    core = _mm(b, u, b.mul(b.add(j, _t(b, j)), _row(b, s)))
+    outside = b.div(b.sub(g, _mm(b, u, _mm(b, _t(b, u), g))), _row(b, s))
+    return [_mm(b, b.add(core, outside), vt)]
+
+
+def _svd_vt_vjp(b, g, out, args, params, active):
+    # U S (K + K^T) V^T + U S^-1 g (I - V V^T) with K = F o (V^T g^T), g the cotangent of V^T
+    u, s, vt = _svd_parts(b, args[0])
+    k = b.mul(_inverse_gaps(b, b.mul(s, s)), _mm(b, vt, _t(b, g)))
+    core = b.mul(_col(b, s), b.add(k, _t(b, k)))
+    outside = b.div(b.sub(g, _mm(b, _mm(b, g, _t(b, vt)), vt)), _col(b, s))
+    return [_mm(b, u, b.add(_mm(b, core, vt), outside))]
+
+
+def _svd_u_jvp(b, tangents, out, args, params, prim):
+    # U (F o (dS S + S dS^T)) + (dA V - U dS) S^-1 with dS = U^T dA V
+    u, s, vt = _svd_parts(b, args[0])
+    da_v = _mm(b, tangents[0], _t(b, vt))
+    ds = _mm(b, _t(b, u), da_v)
+    scaled = b.mul(ds, _row(b, s))
+    core = _mm(b, u, b.mul(_inverse_gaps(b, b.mul(s, s)), b.add(scaled, _t(b, scaled))))
+    return b.add(core, b.div(b.sub(da_v, _mm(b, u, ds)), _row(b, s)))
+
+
+def _svd_vt_jvp(b, tangents, out, args, params, prim):
+    # the transpose of V (F o (S dS + dS^T S)) + (dA^T U - V dS^T) S^-1, with dS = U^T dA V
+    u, s, vt = _svd_parts(b, args[0])
+    ut_da = _mm(b, _t(b, u), tangents[0])
+    ds = _mm(b, ut_da, _t(b, vt))
+    scaled = b.mul(_col(b, s), ds)
+    core = _mm(b, _t(b, vt), b.mul(_inverse_gaps(b, b.mul(s, s)), b.add(scaled, _t(b, scaled))))
+    return b.add(_t(b, core), b.div(b.sub(ut_da, _mm(b, ds, vt)), _col(b, s)))
+
+
+define("svd_values", _float_vector, "rt.singular_values(_0)", vjp=_svd_values_vjp, jvp=_svd_values_jvp)
+define("svd_u", _float_matrix, "np.linalg.svd(_0, full_matrices=False)[0]", vjp=_svd_u_vjp, jvp=_svd_u_jvp)
+define("svd_vt", _float_matrix, "np.linalg.svd(_0, full_matrices=False)[2]", vjp=_svd_vt_vjp, jvp=_svd_vt_jvp)
+
+
+# ------------------------------------------------------------------ qr
+def _right_divide_vjp(b, g, out, args, params, active):
+    # out = X R^-1: bX = g R^-T, bR = -out^T bX
+    x_bar = b.call("right_divide", g, _t(b, args[1]))
+    return [x_bar if active[0] else None, b.neg(_mm(b, _t(b, out), x_bar)) if active[1] else None]
+
+
+def _right_divide_jvp(b, tangents, out, args, params, prim):
+    dx, dr = tangents
+    change = dx if dr is None else (b.neg(_mm(b, out, dr)) if dx is None else b.sub(dx, _mm(b, out, dr)))
+    return b.call("right_divide", change, args[1])
+
+
+# right_divide(X, R) = X R^-1 (R square and invertible)
+define("right_divide", lambda t, p, c=None: Type(to_float(t[0].dtype), 2), "np.linalg.solve(_1.T, _0.T).T",
+       kinds={RULE_ONLY}, vjp=_right_divide_vjp, jvp=_right_divide_jvp)
+
+
+def _qr_tangents(b, da, a):
+    """JAX's qr_jvp_rule: C = Q^T dA R^-1, O = tril(C, -1) - tril(C, -1)^T,
+    dQ = Q (O - C) + dA R^-1, dR = (C - O) R."""
+    q, r = b.call("qr_q", a), b.call("qr_r", a)
+    z = b.call("right_divide", da, r)
+    c = _mm(b, _t(b, q), z)
+    lower = _strictly_lower(b, c)
+    skew = b.sub(lower, _t(b, lower))
+    return q, r, z, c, skew
+
+
+def _qr_q_jvp(b, tangents, out, args, params, prim):
+    q, r, z, c, skew = _qr_tangents(b, tangents[0], args[0])
+    return b.add(_mm(b, q, b.sub(skew, c)), z)
+
+
+def _qr_r_jvp(b, tangents, out, args, params, prim):
+    q, r, z, c, skew = _qr_tangents(b, tangents[0], args[0])
+    return _mm(b, b.sub(c, skew), r)
+
+
+def _qr_pullback(b, a, q_bar, r_bar):
+    # the transpose of the forward rule: M = bR R^T - Q^T bQ, bC = M - tril(M - M^T, -1),
+    # bA = (bQ + Q bC) R^-T
+    q, r = b.call("qr_q", a), b.call("qr_r", a)
+    m = b.neg(_mm(b, _t(b, q), q_bar)) if r_bar is None else _mm(b, r_bar, _t(b, r))
+    if r_bar is not None and q_bar is not None:
+        m = b.sub(m, _mm(b, _t(b, q), q_bar))
+    c_bar = b.sub(m, _strictly_lower(b, b.sub(m, _t(b, m))))
+    z_bar = _mm(b, q, c_bar) if q_bar is None else b.add(q_bar, _mm(b, q, c_bar))
+    return b.call("right_divide", z_bar, _t(b, r))
+
+
+def _qr_q_vjp(b, g, out, args, params, active):
+    return [_qr_pullback(b, args[0], g, None)]
+
+
+def _qr_r_vjp(b, g, out, args, params, active):
+    return [_qr_pullback(b, args[0], None, g)]
+
+
+define("qr_q", _float_matrix, "np.linalg.qr(_0)[0]", vjp=_qr_q_vjp, jvp=_qr_q_jvp)
+define("qr_r", _float_matrix, "np.linalg.qr(_0)[1]", vjp=_qr_r_vjp, jvp=_qr_r_jvp)
