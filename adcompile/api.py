@@ -1,4 +1,4 @@
-"""The public API: ``compile``, ``grad``, ``value_and_grad``, ``vjp``, ``source``.
+"""The public API: ``compile``, ``grad``, ``value_and_grad`` (other transforms: ``derivatives.py``, ``pullback.py``).
 
 A ``CompiledFunction`` wraps the user's Python function; a ``DerivedFunction`` is a transform
 of another function (its gradient, its vjp). Both are specialised per argument signature
@@ -11,7 +11,8 @@ import threading
 
 import numpy as np
 
-from .backend.loader import load
+from .backend.loader import BACKENDS, load
+from .call_signatures import signature_for
 from .codegen.python import generate
 from .errors import (AdCompileError, CallError, Location, SourceUnavailableError, UnsupportedSyntaxError,
                      located)
@@ -20,13 +21,15 @@ from .derived_reverse import pullback_ir, reverse_applies, reverse_of_derived
 from .ir.builder import Namer
 from .ir.clone import copy_function
 from .ir.types import describe_value, type_of_value
-from .ir_stages import optimize_observed
 from .matrix_ir import matrix_ir
+from .module import Module
+from .module_dispatch import module_compiler
+from .notebook_display import html_display
+from .observed_passes import optimize_observed
 from .run_errors import explain_failure
 from .transforms.forward import forward
 from .transforms.reverse import reverse
 
-BACKENDS = ("numba", "python")
 MATRIX_KINDS = ("hessian", "jacobian")  # derived functions returning one matrix
 # The simplification passes; benchmarks/source_size.py switches them off to measure them.
 OPTIMIZE = True
@@ -54,7 +57,6 @@ def restore_float32(fn_ir, result):
 
 
 def _has_module(args):
-    from .module import Module
     return any(isinstance(a, Module) for a in args)
 
 
@@ -112,12 +114,11 @@ class _Specialised:
         return spec
 
     def source(self, /, *args, **kwargs):
-        from .inspection import signature_for  # the last call's signature, or that of ``args``
+        # the last call's signature, or that of ``args``
         return self.specialization(signature_for(self, args, "source", kwargs))[1]
 
     def _repr_html_(self):
-        from .inspection import html_display  # notebooks: the signature and generated source
-        return html_display(self)
+        return html_display(self)  # notebooks: the signature and generated source
 
     def run(self, args, extra=()):
         """The finished result of calling the compiled code on ``args`` (and ``extra``)."""
@@ -125,8 +126,7 @@ class _Specialised:
         plan = self._fast_plans.get(key)
         if plan is None:
             if _has_module(args):  # a Module argument: compiled as a flat function of its arrays
-                from .module_compile import run_with_modules
-                return run_with_modules(self, args, extra)
+                return module_compiler().run(self, args, extra)
             self.check_arity(args)
             plan = self._fast_plans[key] = self.plan(self.signature(args))
         compiled, hidden, finish = plan
@@ -430,10 +430,9 @@ class DerivedFunction(_Specialised):
 
     def matrix_of_module(self, args):
         """A Hessian or Jacobian with respect to a Module: dicts keyed like named_parameters()."""
-        from .module_compile import hessian_with_modules, jacobian_with_modules
         if self.kind == "hessian":
-            return hessian_with_modules(self.base, self.wrt[0], args)
-        return jacobian_with_modules(self.base, self.wrt[0], self.mode, args)
+            return module_compiler().hessian(self.base, self.wrt[0], args)
+        return module_compiler().jacobian(self.base, self.wrt[0], self.mode, args)
 
     def call_arguments(self, args, kwargs=None):
         if self.kind not in MATRIX_KINDS or not (kwargs or len(args) != len(self.param_names)):
@@ -531,6 +530,3 @@ def _check_against(values, outs, what):
         if type_ is None or type_.ndim != out.type.ndim:
             raise CallError(f"a {what} must match its output: expected ndim {out.type.ndim}, got "
                             f"{type(value).__name__} {np.shape(value)}")
-
-
-from .inspection import source  # noqa: E402,F401  (adcompile.source; inspection imports api lazily)

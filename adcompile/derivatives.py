@@ -10,6 +10,7 @@ import numpy as np
 
 from .api import DerivedFunction, _has_module, as_compiled
 from .errors import CallError
+from .module_dispatch import module_compiler
 
 
 def _as_tuple(value):
@@ -63,8 +64,7 @@ def jvp(f, primals, tangents):
     compiled = as_compiled(f)
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "jvp")
     if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
-        from .module_compile import jvp_with_modules
-        return jvp_with_modules(compiled, primals, tangents)
+        return module_compiler().jvp(compiled, primals, tangents)
     wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
     names = compiled.param_names
     extra = tuple(_tangent_like(tangents[k], primals[k], names[k]) for k in wrt)
@@ -94,8 +94,7 @@ def hvp(f, primals, tangents):
     compiled = as_compiled(f)
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "hvp")
     if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
-        from .module_compile import hvp_with_modules
-        return hvp_with_modules(compiled, primals, tangents)
+        return module_compiler().hvp(compiled, primals, tangents)
     wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
     gradient = DerivedFunction(compiled, "grad", wrt)
     _, result = jvp(gradient, primals, tangents)

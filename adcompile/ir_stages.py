@@ -9,42 +9,14 @@
 
 Derived functions of derived functions (``jvp(grad(f))``) show each transform in turn. The
 stages are recorded by the real pipeline: ``DerivedFunction.ir`` runs its passes through
-:func:`optimize_observed`, which, while :func:`ir_stages` watches, runs them one at a time
-and notes each result; otherwise it is ``passes.pipeline.optimize`` itself.
+``observed_passes.optimize_observed``, which, while :func:`ir_stages` watches, runs them one at
+a time and notes each result.
 """
-import contextvars
-
+from .call_signatures import resolve
 from .codegen.python import generate
-from .inspection import resolve, specialised
+from .inspection import specialised
 from .ir.printer import format_function
-from .passes.cse import eliminate_common_subexpressions
-from .passes.dce import eliminate_dead_code
-from .passes.pipeline import optimize
-from .passes.simplify import simplify
-
-_observer = contextvars.ContextVar("adcompile_ir_observer", default=None)
-
-# The passes of passes.pipeline.optimize, in its order (tests check that both agree).
-PASSES = (("simplify", simplify), ("common subexpressions", eliminate_common_subexpressions),
-          ("dead code", eliminate_dead_code))
-ROUNDS = 4
-
-
-def optimize_observed(fn, name):
-    """``optimize(fn)``; while :func:`ir_stages` watches, pass by pass, noting each result."""
-    observe = _observer.get()
-    if observe is None:
-        return optimize(fn, rounds=ROUNDS)
-    observe(f"{name}: transformed", fn)
-    for round_number in range(1, ROUNDS + 1):
-        changed = False
-        for pass_name, run_pass in PASSES:
-            if run_pass(fn):
-                changed = True
-                observe(f"{name}: {pass_name} (round {round_number})", fn)
-        if not changed:
-            break
-    return fn
+from .observed_passes import observing
 
 
 def ir_stages(fn, /, *args, **kwargs):
@@ -63,10 +35,7 @@ def ir_stages(fn, /, *args, **kwargs):
     while hasattr(root, "base"):
         root = root.base
     stages = [("parsed", format_function(root.primal_ir(sig)))]
-    token = _observer.set(lambda name, ir_fn: stages.append((name, format_function(ir_fn))))
-    try:
+    with observing(lambda name, ir_fn: stages.append((name, format_function(ir_fn)))):
         final = target.ir(sig)
-    finally:
-        _observer.reset(token)
     stages.append(("lowered", generate(final, origin=target.origin())))
     return stages

@@ -4,7 +4,8 @@ Assigning a ``Parameter`` or a ``Module`` as an attribute registers it; ``regist
 registers state that is saved but not trained. Traversal (``named_parameters`` with dotted
 names, ``modules``, ``children``), train/eval, ``zero_grad``, ``apply`` and the nested
 ``repr`` follow PyTorch. Saving and loading are in ``module_state.py``; calling a module
-(``model(x)``) runs its ``forward`` compiled by adcompile (``module_compile.py``).
+(``model(x)``) runs its ``forward`` compiled by adcompile (``module_compile.py``, which this
+module does not import: it registers itself in ``module_dispatch.py``).
 """
 import itertools
 import weakref
@@ -12,8 +13,10 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .backend.loader import BACKENDS
 from .errors import AdCompileError
 from . import module_state
+from .module_dispatch import module_compiler
 from .parameter import Parameter
 
 # Every change that compiled code of a module depends on gives the module, and every module
@@ -322,7 +325,6 @@ class Module:
     def compile(self, backend="numba"):
         """Choose how ``model(x)`` runs: ``"numba"`` (default) or ``"python"`` (the generated
         Python, for debugging). Returns self."""
-        from .api import BACKENDS
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
         object.__setattr__(self, "_adcompile_backend", backend)
@@ -333,8 +335,7 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward(self, ...)")
 
     def __call__(self, *args, **kwargs):
-        from .module_compile import call_module
-        return call_module(self, args, kwargs)
+        return module_compiler().call_module(self, args, kwargs)  # module_compile.call_module
 
     # ------------------------------------------------------------ printing
     def extra_repr(self):

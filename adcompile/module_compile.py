@@ -8,6 +8,10 @@ plain attributes (sizes, flags, strings), ``training`` and which parameters are 
 up ``module_key``, and one flat function is compiled per key (changing such an attribute
 compiles again). ``module_values.py`` translates the attribute reads.
 
+The API below this module (``model(x)`` in ``module.py``, calls of compiled and derived
+functions, ``jvp``, ``hvp``, ``vjp``, and ``adcompile.source`` with example arguments) hands
+calls with Module arguments to the entry points this module registers in ``module_dispatch.py``.
+
 Gradients with respect to a Module argument are dicts keyed like ``named_parameters()``
 (parameters with ``requires_grad`` only).
 """
@@ -18,33 +22,22 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .api import CompiledFunction, DerivedFunction, _Specialised, as_compiled, signature_of
+from .api import CompiledFunction, DerivedFunction, _check_against, _Specialised, as_compiled, signature_of
+from .derivatives import _tangent_like, _unit_tensors
 from .errors import CallError
+from .module_dispatch import ModuleCompiler, register_module_compiler
+from .module_leaves import module_leaves
 from .module_values import ModuleSlot, translate_with_modules
 from .ir.types import type_of_value
 from .module import Module, tree_version
 from .parameter import Parameter
+from .step_counters import step_counters
 
 _lock = threading.RLock()
 _flat_functions = {}
 
 
 # ------------------------------------------------------------------ the module tree
-def module_leaves(module):
-    """(flat name, holder, array) per parameter and buffer: a Parameter is its own holder,
-    a buffer array holds itself."""
-    leaves = [(flat_name(name), param, param.data) for name, param in module.named_parameters()]
-    leaves += [(flat_name(name), buffer, buffer) for name, buffer in module.named_buffers()]
-    return leaves
-
-
-def flat_name(dotted):
-    """An identifier for a dotted parameter name: ``fc1.weight`` -> ``fc1_weight``, and the
-    numbered children of a Sequential ``0.weight`` -> ``layer0_weight``."""
-    parts = [("layer" + part) if part.isdigit() else part for part in dotted.split(".")]
-    return "_".join(parts)
-
-
 def _plain_key(value):
     if value is None or isinstance(value, (bool, int, float, str, np.integer, np.floating)):
         return type(value), value
@@ -234,7 +227,6 @@ class _CallPlan:
         self.flat = flat_function(forward, [module] + [None] * (len(self.signature.parameters) - 1), backend)
         self.params = [p for _, p in module.named_parameters()]
         self.buffers = [b for _, b in module.named_buffers()]
-        from .nn.dropout import step_counters
         self.counters = [counter for _, counter in step_counters(module)]
 
 
@@ -372,7 +364,6 @@ def _flat_tangents(what, primals, tangents, positions):
     """Tangents of the flat arguments from the user's (a dict keyed like named_parameters()
     for a Module, a missing key meaning that parameter is not differentiated), and the user
     indices that have a tangent."""
-    from .derivatives import _tangent_like
     if len(primals) != len(tangents):
         raise CallError(f"{what}: {len(primals)} primals but {len(tangents)} tangents (use None for "
                         "arguments that are not differentiated)")
@@ -460,7 +451,6 @@ def hvp_with_modules(f, primals, tangents):
 def vjp_with_modules(f, args, wrt=None):
     """``vjp`` where some arguments are Modules: ``(out, pullback)``; ``pullback(cotangent)``
     returns the tuple of gradients, a dict keyed like ``named_parameters()`` for a Module."""
-    from .api import _check_against
     compiled = _plain_compiled(f, "vjp")
     compiled.check_arity(args)
     user = DerivedFunction(compiled, "vjp", wrt)  # normalises wrt (names, negative indices)
@@ -492,11 +482,6 @@ def _leaves_of(args, index, what):
     return entries
 
 
-def _units(shape, dtype):
-    from .derivatives import _unit_tensors
-    return _unit_tensors(shape, dtype)
-
-
 def jacobian_with_modules(f, index, mode, args):
     """The Jacobian of ``f`` with respect to the Module argument ``index``: a dict keyed like
     ``named_parameters()`` of arrays of shape ``out.shape + parameter.shape`` (as JAX's
@@ -514,7 +499,7 @@ def jacobian_with_modules(f, index, mode, args):
     if mode == "rev":
         derived = flat.chain((("vjp", tuple(k for k, _ in leaves), False),))
         dtype = np.result_type(out, *(flat_args[k] for k, _ in leaves))
-        rows = [derived.call_with_extra(flat_args, (e,))[-len(leaves):] for e in _units(out_shape, dtype)]
+        rows = [derived.call_with_extra(flat_args, (e,))[-len(leaves):] for e in _unit_tensors(out_shape, dtype)]
         for j, ((_, name), shape) in enumerate(zip(leaves, shapes)):
             stacked = np.stack([np.reshape(row[j], -1) for row in rows]) if rows else np.zeros((0, int(np.prod(shape))))
             result[name] = stacked.reshape(out_shape + shape)
@@ -522,7 +507,8 @@ def jacobian_with_modules(f, index, mode, args):
         for (k, name), shape in zip(leaves, shapes):
             derived = flat.chain((("jvp", (k,), True),))
             dtype = np.result_type(out, flat_args[k])
-            columns = [np.reshape(derived.call_with_extra(flat_args, (e,))[-1], -1) for e in _units(shape, dtype)]
+            columns = [np.reshape(derived.call_with_extra(flat_args, (e,))[-1], -1)
+                       for e in _unit_tensors(shape, dtype)]
             matrix = np.stack(columns, axis=1) if columns else np.zeros((int(np.prod(out_shape)), 0))
             result[name] = matrix.reshape(out_shape + shape)
     return result
@@ -541,13 +527,47 @@ def hessian_with_modules(f, index, args):
     for k, a in leaves:
         column = flat.chain((("grad", indices, False), ("jvp", (k,), True)))
         shape = np.shape(flat_args[k])
-        columns = [column.call_with_extra(flat_args, (e,)) for e in _units(shape, flat_args[k].dtype)]
+        columns = [column.call_with_extra(flat_args, (e,)) for e in _unit_tensors(shape, flat_args[k].dtype)]
         for j, (m, b) in enumerate(leaves):
             other = np.shape(flat_args[m])
             stacked = np.stack([np.asarray(c[j] if isinstance(c, tuple) else c) for c in columns])
             result[a][b] = stacked.reshape(shape + other)
     return result
 
+
+# ------------------------------------------------------------------ inspecting (call_signatures.py)
+def called_with_modules(root):
+    """Whether ``root`` (a compiled function) was called with a Module argument."""
+    pyfunc = getattr(root, "pyfunc", None)
+    return any(key[0] is pyfunc for key in list(_flat_functions))
+
+
+def flat_target(target, args, what):
+    """(flat function, flat arguments) that a call of ``target`` with Module arguments runs."""
+    root = target
+    while isinstance(root, DerivedFunction):
+        root = root.base
+    if isinstance(root, FlatFunction):  # the pullback of vjp with a Module: already flat
+        return target, flat_arguments(args)
+    if isinstance(target, CompiledFunction):
+        return flat_function(target.pyfunc, args, target.backend), flat_arguments(args)
+    target.check_arity(args)
+    # hessian(f, wrt=k) and jacobian(f, wrt=k) of a Module: dicts assembled from many functions
+    if ((target.kind in ("hessian", "jacobian", "vjp") or target.tangents_only)
+            and any(isinstance(args[k], Module) for k in target.wrt)):
+        k = next(k for k in target.wrt if isinstance(args[k], Module))
+        raise CallError(f"adcompile.{what}: the Hessian or Jacobian with respect to the Module argument "
+                        f"{target.param_names[k]!r} is assembled from one generated function per parameter; "
+                        f"inspect the gradient instead: adcompile.{what}(adcompile.grad(f, wrt={k}), "
+                        f"{', '.join(target.param_names)})")
+    flat, _ = _flat_chain(target, args, _trainable_positions(args))  # what the call runs
+    return flat, flat_arguments(args)
+
+
+register_module_compiler(ModuleCompiler(
+    call_module=call_module, run=run_with_modules, jvp=jvp_with_modules, hvp=hvp_with_modules,
+    vjp=vjp_with_modules, jacobian=jacobian_with_modules, hessian=hessian_with_modules,
+    flat_target=flat_target, called_with_modules=called_with_modules))
 
 __all__ = ["call_module", "run_with_modules", "hvp_with_modules", "jvp_with_modules", "vjp_with_modules",
            "jacobian_with_modules", "hessian_with_modules", "flat_function", "flat_arguments", "module_key",

@@ -29,6 +29,7 @@ from .frontend.values import NONE, TupleValue
 from .ir.builder import Namer, const
 from .ir.nodes import Var
 from .module import Module
+from .module_leaves import module_leaves
 from .parameter import Parameter
 
 _MISSING = object()
@@ -190,7 +191,6 @@ class ModuleSlot:
 
     @property
     def leaves(self):
-        from .module_compile import module_leaves  # module_compile imports this module
         return module_leaves(self.module)
 
 

@@ -9,6 +9,7 @@ serve one call, and a second call runs the forward half again first.
 import numpy as np
 
 from .api import DerivedFunction, _check_against, _has_module, _Specialised, as_compiled
+from .module_dispatch import module_compiler
 from .pullback_split import split_pullback
 from .transforms.arguments import written_arguments
 
@@ -123,8 +124,7 @@ def vjp(f, *args, wrt=None):
     (array([ 4., 12.]), 10.0, None)
     """
     if _has_module(args):  # a Module's gradient is a dict keyed like named_parameters()
-        from .module_compile import vjp_with_modules
-        return vjp_with_modules(f, args, wrt)
+        return module_compiler().vjp(f, args, wrt)
     compiled = as_compiled(f)
     args = compiled.call_arguments(args)  # defaults bound as a call binds them
     derived = DerivedFunction(compiled, "vjp", wrt)

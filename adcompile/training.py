@@ -16,9 +16,10 @@ import numpy as np
 from .api import CompiledFunction, DerivedFunction
 from .errors import CallError
 from .module import Module
-from .module_compile import TreeStamp, flat_function, flat_name, module_backend
-from .nn.dropout import advance, step_counters
+from .module_compile import TreeStamp, flat_function, module_backend
+from .module_leaves import flat_name
 from .optim.programs import UpdatePlan, compiled_program
+from .step_counters import advance, step_counters
 
 
 def _backend(loss_fn, model):

@@ -3,9 +3,8 @@
 The import graph is read from the source with ``ast`` (no module is run): an edge ``a -> b``
 for every ``import``/``from ... import`` of an adcompile module ``b`` in module ``a``.
 Module-level imports must form an acyclic graph that respects ``LAYERS``. Imports inside
-functions are allowed only for heavy optional libraries (numba, dask, ...), with a comment
-saying so, and for the adcompile imports listed in ``DEFERRED``, which are known debts: the
-list may only shrink.
+functions are allowed only for heavy optional libraries (numba, dask, ...) and the adcompile
+modules that import them, with a comment saying so.
 """
 import ast
 import pathlib
@@ -20,7 +19,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "adcompile"
 # Lowest first. A module may import modules of its own layer and of the layers below it.
 # A module belongs to the layer of the longest prefix listed (a package covers its modules).
 LAYERS = [
-    ("base", ["adcompile.errors", "adcompile.function"]),
+    ("base", ["adcompile.errors", "adcompile.function", "adcompile.version"]),
     ("ir", ["adcompile.ir"]),
     ("passes", ["adcompile.passes"]),
     ("frontend", ["adcompile.frontend"]),
@@ -28,12 +27,20 @@ LAYERS = [
     ("codegen", ["adcompile.codegen"]),
     ("runtime", ["adcompile.runtime"]),
     ("backend", ["adcompile.backend"]),
-    ("api", ["adcompile.api", "adcompile.derivatives", "adcompile.nested", "adcompile.inspection",
-             "adcompile.matrix_ir", "adcompile.derived_reverse", "adcompile.pullback", "adcompile.pullback_split",
-             "adcompile.numeric_checks",
-             "adcompile.ir_stages", "adcompile.run_errors", "adcompile.source_lines", "adcompile.testing",
-             "adcompile.function_checks", "adcompile.parameter", "adcompile.module", "adcompile.module_state",
-             "adcompile.module_compile", "adcompile.module_values", "adcompile.init"]),
+    # Modules as containers of arrays, without the compiler: module_compile (three layers up) registers
+    # its entry points in module_dispatch, where this layer and the ones between find them.
+    ("modules", ["adcompile.parameter", "adcompile.module_state", "adcompile.module", "adcompile.module_dispatch",
+                 "adcompile.module_leaves", "adcompile.step_counters", "adcompile.init"]),
+    # compiled and derived functions: per-signature IR, transformed, generated, loaded and run
+    ("api", ["adcompile.api", "adcompile.matrix_ir", "adcompile.derived_reverse", "adcompile.pullback_split",
+             "adcompile.observed_passes", "adcompile.call_signatures", "adcompile.notebook_display",
+             "adcompile.run_errors", "adcompile.source_lines"]),
+    # the transforms built on derived functions, and derivatives called inside compiled code
+    ("derivatives", ["adcompile.derivatives", "adcompile.pullback", "adcompile.nested"]),
+    # functions of Modules compiled as functions of their arrays
+    ("module compiler", ["adcompile.module_values", "adcompile.module_compile"]),
+    ("inspection", ["adcompile.inspection", "adcompile.ir_stages"]),
+    ("checks", ["adcompile.numeric_checks", "adcompile.function_checks", "adcompile.testing"]),
     ("libraries", ["adcompile.nn", "adcompile.optim", "adcompile.training"]),
     ("tools", ["adcompile.cli", "adcompile.dask", "adcompile.__main__", "adcompile"]),
 ]
@@ -43,29 +50,6 @@ LAYERS = [
 HEAVY = {"numba", "scipy", "dask", "distributed", "pygments", "tqdm"}
 # adcompile modules that import numba when imported: lazy like numba itself.
 HEAVY_OWN = {"adcompile.runtime.numba_impls", "adcompile.runtime.nonfinite", "adcompile.backend.numba_cache"}
-
-# Imports of adcompile modules inside functions, (importer, imported): upward imports and cycles
-# not yet removed. Remove an entry when its import is gone (the test says so); never add one.
-DEFERRED = {
-    # api.py and derivatives.py <-> inspection.py and module_compile.py (Modules as arguments
-    # of derived functions): the public API modules call each other both ways.
-    ("adcompile.api", "adcompile.inspection"),
-    ("adcompile.api", "adcompile.module"),
-    ("adcompile.api", "adcompile.module_compile"),
-    ("adcompile.derivatives", "adcompile.module_compile"),
-    ("adcompile.inspection", "adcompile.api"),
-    ("adcompile.inspection", "adcompile.module_compile"),
-    ("adcompile.module", "adcompile.api"),
-    ("adcompile.module", "adcompile.module_compile"),
-    ("adcompile.module_compile", "adcompile.api"),
-    ("adcompile.module_compile", "adcompile.derivatives"),
-    ("adcompile.module_compile", "adcompile.nn.dropout"),
-    ("adcompile.module_values", "adcompile.module_compile"),
-    ("adcompile.pullback", "adcompile.module_compile"),
-    # the package's __version__, read at call time (tests patch adcompile.__version__)
-    ("adcompile.backend.cache_key", "adcompile"),
-    ("adcompile.cli", "adcompile"),
-}
 
 
 def module_files():
@@ -170,21 +154,17 @@ def test_module_level_imports_go_down_the_layers():
     assert upward == []
 
 
-def test_imports_inside_functions_are_lazy_heavy_ones_or_known_debts():
-    unexplained, deferred = [], set()
+def test_imports_inside_functions_are_lazy_heavy_ones():
+    unexplained = []
     for importer, name, line, text, top_level in import_statements():
         if top_level:
             continue
         if name.split(".")[0] in HEAVY or name in HEAVY_OWN:
             if "lazy" not in text:
                 unexplained.append(f"{importer}:{line}: {text.strip()}  (say '# lazy: ...' on the line)")
-        elif name == "adcompile" or name.startswith("adcompile."):
-            deferred.add((importer, name))
         else:
             unexplained.append(f"{importer}:{line}: {text.strip()}  (a light module: import it at the top)")
     assert unexplained == []
-    assert sorted(deferred - DEFERRED) == [], "new imports inside functions: import at module level"
-    assert sorted(DEFERRED - deferred) == [], "these deferred imports are gone: remove them from DEFERRED"
 
 
 def test_the_checks_find_an_introduced_cycle_and_an_upward_import(tmp_path):

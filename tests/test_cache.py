@@ -227,7 +227,7 @@ def test_the_key_covers_backend_and_versions(monkeypatch):
     assert name.startswith("f_") and name.endswith(".py")
     assert cache_key.module_file_name(SOURCE + "\n", "f", "numba")[0] != name
     assert cache_key.module_file_name(SOURCE, "f", "python")[0] != name
-    monkeypatch.setattr(adcompile, "__version__", "999.0")
+    monkeypatch.setattr(adcompile.version, "__version__", "999.0")
     assert cache_key.module_file_name(SOURCE, "f", "numba")[0] != name
     monkeypatch.undo()
     monkeypatch.setattr(numba, "__version__", "0.0.1")

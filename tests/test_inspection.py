@@ -14,7 +14,8 @@ import pytest
 
 import adcompile
 from adcompile.errors import CallError, ShapeError
-from adcompile.ir_stages import PASSES, ROUNDS, ir_stages
+from adcompile.ir_stages import ir_stages
+from adcompile.observed_passes import PASSES, ROUNDS
 from adcompile.passes import pipeline
 
 THIS_FILE = os.path.abspath(__file__)
@@ -207,7 +208,7 @@ def test_the_observed_passes_are_the_pipelines():
     text = inspect.getsource(pipeline.optimize)
     assert ROUNDS == inspect.signature(pipeline.optimize).parameters["rounds"].default
     called = [text.index(run_pass.__name__ + "(") for _, run_pass in PASSES]
-    assert called == sorted(called), "ir_stages.PASSES must list the passes in the pipeline's order"
+    assert called == sorted(called), "observed_passes.PASSES must list the passes in the pipeline's order"
 
 
 # ----------------------------------------------------------------- the generated file, debuggers

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import version
+
 _PACKAGE = Path(__file__).resolve().parent.parent
 _code_digest = None
 
@@ -30,8 +32,7 @@ def _adcompile_code_digest():
 
 
 def _versions(backend):
-    import adcompile  # at call time: the package imports this module before defining __version__
-    versions = [f"adcompile={adcompile.__version__}", f"numpy={np.__version__}"]
+    versions = [f"adcompile={version.__version__}", f"numpy={np.__version__}"]
     if backend == "numba":
         import numba  # lazy: numba takes ~0.3 s to import
         versions.append(f"numba={numba.__version__}")

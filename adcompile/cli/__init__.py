@@ -18,6 +18,7 @@ from importlib.metadata import version
 import numpy
 
 from ..errors import AdCompileError
+from ..version import __version__
 from . import cache_info, check, show_source
 from .errors import UsageError
 from .output import print_error, use_color
@@ -25,7 +26,6 @@ from .targets import load_function
 
 
 def version_text():
-    from .. import __version__
     try:
         numba_version = version("numba")
     except Exception:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import CallError
 from ..module_compile import flat_arguments, flat_function
-from ..nn.dropout import advance, step_counters
+from ..step_counters import advance, step_counters
 from ..training import (_backend, _batch_names, _check_model, _Program, _python_function, _trainable_entries,
                         batch_order)
 from .blocks import RowBlocks, stand_in

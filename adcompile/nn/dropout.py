@@ -4,7 +4,7 @@ The mask is a function of the buffer ``rng_state`` (seeded at construction, save
 state dict) and the element index (``functional.uniform_noise``). The state advances by one
 after every training-mode call: after ``model(x)`` and ``adcompile.backward``, and inside the
 compiled programs of ``train_step`` and ``fit`` after each step (modules name such counters
-in ``_adcompile_step_counters``). In eval mode the layer is the identity.
+in ``_adcompile_step_counters``, ``step_counters.py``). In eval mode the layer is the identity.
 """
 import numpy as np
 
@@ -42,18 +42,3 @@ class Dropout(Module):
     def extra_repr(self):
         return f"p={self.p}"
 
-
-def step_counters(model):
-    """The buffers (dotted name, array) that advance after every training-mode step."""
-    counters = []
-    for prefix, module in model.named_modules():
-        if not module.training:
-            continue
-        for name in getattr(type(module), "_adcompile_step_counters", ()):
-            counters.append((f"{prefix}.{name}" if prefix else name, module._buffers[name]))
-    return counters
-
-
-def advance(model):
-    for _, counter in step_counters(model):
-        counter += 1
