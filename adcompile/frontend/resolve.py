@@ -11,6 +11,7 @@ import types
 import numpy as np
 
 from ..ir.primitives import PRIMITIVES
+from .scipy_special import scipy_special_name
 
 
 class ModuleRef:
@@ -48,6 +49,7 @@ _NUMPY_SUGAR = [
     "std", "reciprocal", "array", "asarray", "exp2", "inner", "vdot", "float64", "float32",
     "int64", "isnan", "isinf", "isfinite", "cbrt", "deg2rad", "rad2deg", "expand_dims", "squeeze",
     "atleast_1d", "sinc", "floor_divide",
+    "heaviside", "nan_to_num", "all", "any",
 ]
 _MATH_SUGAR = ["floor", "ceil", "isnan", "isinf", "isfinite"]
 _BUILTIN_NAMES = ["abs", "min", "max", "float", "int", "len", "range", "enumerate", "zip", "sum",
@@ -84,6 +86,9 @@ def classify(value):
         return FuncRef(known)
     if value is float:
         return FuncRef("builtin.float")
+    scipy_name = scipy_special_name(value)
+    if scipy_name is not None:
+        return FuncRef(scipy_name)
     return _other_library_function(value)
 
 
