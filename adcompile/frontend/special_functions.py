@@ -64,7 +64,7 @@ def _sinc(tr, args, kwargs, node):
     near_zero = tr.emit("lt", [tr.emit("abs", [x], node), const(_SINC_SERIES_BOUND)], node)
     pi_x = tr.emit("mul", [x, const(math.pi)], node)
     series = _horner(tr, tr.emit("mul", [pi_x, pi_x], node), _SINC_SERIES, node)
-    safe_pi_x = tr.emit("where", [near_zero, const(1.0), pi_x], node)  # no 0/0 in the branch not taken
+    safe_pi_x = tr.emit("where", [near_zero, _float(tr, 1.0, pi_x.type.dtype, node), pi_x], node)  # no 0/0 in the branch not taken
     quotient = tr.emit("div", [tr.emit("sin", [safe_pi_x], node), safe_pi_x], node)
     return tr.emit("where", [near_zero, series, quotient], node)
 
@@ -72,12 +72,28 @@ def _sinc(tr, args, kwargs, node):
 @handler("np.heaviside")
 def _heaviside(tr, args, kwargs, node):
     """0 for x < 0, h0 at 0, 1 for x > 0 (nan stays nan): piecewise constant in x."""
-    x, h0 = (atom(tr, v, node) for v in _arguments(tr, args, kwargs, node, "heaviside", ["x1", "x2"]))
+    x, h0 = _arguments(tr, args, kwargs, node, "heaviside", ["x1", "x2"])
     if h0 is None:
         raise tr.error("heaviside() needs two arguments (x and the value at 0)", node, UnsupportedFunctionError)
+    x, h0 = atom(tr, x, node), atom(tr, h0, node)
+    dtype = x.type.dtype if x.type.is_float else "f8"
+    h0 = _float(tr, float(h0.value), dtype, node) if isinstance(h0, Const) else h0
     at_zero = tr.emit("where", [tr.emit("eq", [x, const(0)], node), h0, x], node)  # x: nan stays nan
-    positive = tr.emit("where", [tr.emit("gt", [x, const(0)], node), const(1.0), at_zero], node)
-    return tr.emit("where", [tr.emit("lt", [x, const(0)], node), const(0.0), positive], node)
+    positive = tr.emit("where", [tr.emit("gt", [x, const(0)], node), _float(tr, 1.0, dtype, node), at_zero], node)
+    return tr.emit("where", [tr.emit("lt", [x, const(0)], node), _float(tr, 0.0, dtype, node), positive], node)
+
+
+def _float(tr, value, dtype, node):
+    """The constant ``value`` as a float of ``dtype``: numba's np.where takes a literal such as
+    0.0 for a float64 and would turn a float32 array into float64."""
+    return tr.emit("as_dtype", [const(value)], node, dtype=dtype) if dtype == "f4" else const(value)
+
+
+def _replacement(tr, value, default, dtype, node):
+    if not _is_given(value):
+        return _float(tr, default, dtype, node)
+    value = atom(tr, value, node)
+    return _float(tr, float(value.value), dtype, node) if isinstance(value, Const) else value
 
 
 @handler("np.nan_to_num")
@@ -93,9 +109,8 @@ def _nan_to_num(tr, args, kwargs, node):
     if not x.type.is_float:
         return x
     largest = _FLOAT_MAX[x.type.dtype]
-    nan = atom(tr, nan, node) if _is_given(nan) else const(0.0)
-    posinf = atom(tr, posinf, node) if _is_given(posinf) else const(largest)
-    neginf = atom(tr, neginf, node) if _is_given(neginf) else const(-largest)
+    nan, posinf, neginf = (_replacement(tr, value, default, x.type.dtype, node)
+                           for value, default in ((nan, 0.0), (posinf, largest), (neginf, -largest)))
     result = tr.emit("where", [tr.emit("eq", [x, const(-math.inf)], node), neginf, x], node)
     result = tr.emit("where", [tr.emit("eq", [x, const(math.inf)], node), posinf, result], node)
     return tr.emit("where", [tr.emit("ne", [x, x], node), nan, result], node)  # x != x: nan
@@ -161,7 +176,7 @@ def _shifted_by_max(tr, x, axis, node):
     maximum is replaced by 0, so that an all -inf group does not become -inf - -inf = nan."""
     largest = _reduce(tr, "max", x, axis, _is_given(axis), node)
     finite = tr.emit("lt", [tr.emit("abs", [largest], node), const(math.inf)], node)
-    largest = tr.emit("where", [finite, largest, const(0.0)], node)
+    largest = tr.emit("where", [finite, largest, _float(tr, 0.0, x.type.dtype, node)], node)
     return tr.emit("sub", [x, largest], node), largest
 
 
