@@ -34,9 +34,6 @@ import math
 
 import numpy as np
 import pytest
-import scipy.special as sp
-from scipy import special
-from scipy.special import erf, logsumexp, xlogy
 
 import adcompile
 
@@ -668,6 +665,11 @@ def mix_creation(x, s, v):
 
 
 # --- issue 14: special functions and predicates ---
+import scipy.special as sp  # noqa: E402  (imported here: the section stays one block)
+from scipy import special  # noqa: E402
+from scipy.special import erf, logsumexp, xlogy  # noqa: E402
+
+
 @case(normal(5), f32=True)
 def np_sinc(x):
     return np.sinc(x)
