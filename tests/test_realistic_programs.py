@@ -643,8 +643,8 @@ PROGRAMS.update({
     "dirichlet_multinomial": (dirichlet_multinomial, lambda: (0.3 * _args(77, 4)[0],
                                                               np.array([[3.0, 0.0, 2.0, 1.0], [1.0, 4.0, 0.0, 2.0]])),
                               (0,)),
-    "label_smoothed_softmax": (label_smoothed_softmax, lambda: _args(78, (4, 3), (6, 4)) + (np.eye(3)[[0, 1, 2, 0, 1, 2]],),
-                               (0,)),
+    "label_smoothed_softmax": (label_smoothed_softmax,
+                               lambda: _args(78, (4, 3), (6, 4)) + (np.eye(3)[[0, 1, 2, 0, 1, 2]],), (0,)),
 })
 NUMBA_SUBSET += ["focal_loss", "negative_binomial_nll", "student_t_nll", "label_smoothed_softmax"]
 CASES = [(name, "python") for name in PROGRAMS] + [(name, "numba") for name in NUMBA_SUBSET]

@@ -64,7 +64,8 @@ def _sinc(tr, args, kwargs, node):
     near_zero = tr.emit("lt", [tr.emit("abs", [x], node), const(_SINC_SERIES_BOUND)], node)
     pi_x = tr.emit("mul", [x, const(math.pi)], node)
     series = _horner(tr, tr.emit("mul", [pi_x, pi_x], node), _SINC_SERIES, node)
-    safe_pi_x = tr.emit("where", [near_zero, _float(tr, 1.0, pi_x.type.dtype, node), pi_x], node)  # no 0/0 in the branch not taken
+    # pi x, but 1 where the series is used: no 0/0 in the branch not taken
+    safe_pi_x = tr.emit("where", [near_zero, _float(tr, 1.0, pi_x.type.dtype, node), pi_x], node)
     quotient = tr.emit("div", [tr.emit("sin", [safe_pi_x], node), safe_pi_x], node)
     return tr.emit("where", [near_zero, series, quotient], node)
 
