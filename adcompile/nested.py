@@ -13,7 +13,9 @@ from . import api, derivatives
 from .derived_reverse import pullback_ir
 from .errors import CallError, UnsupportedSyntaxError, located
 from .frontend.extensions import register_classifier
+from .frontend.inline import bind_arguments
 from .frontend.resolve import UserFunction
+from .frontend.static_values import StaticStr
 from .frontend.values import NoneValue, TupleValue
 from .ir.builder import Namer
 from .ir.clone import inline_function
@@ -42,7 +44,7 @@ class DerivativeFactory:
 
 
 def _static_mode(tr, mode, node):
-    if isinstance(mode, Const) and mode.value in ("rev", "fwd"):
+    if isinstance(mode, (Const, StaticStr)) and mode.value in ("rev", "fwd"):
         return mode.value
     raise tr.error("mode must be the constant 'rev' or 'fwd'", node, CallError)
 
@@ -52,7 +54,7 @@ def _static_wrt(tr, wrt, node):
         return 0
     if isinstance(wrt, TupleValue):
         return tuple(_static_wrt(tr, item, node) for item in wrt.items)
-    if isinstance(wrt, Const) and isinstance(wrt.value, (int, str)):
+    if isinstance(wrt, (Const, StaticStr)) and isinstance(wrt.value, (int, str)):
         return wrt.value
     raise tr.error("wrt must be a constant int, name or tuple", node, CallError)
 
@@ -181,10 +183,10 @@ class DerivedInCode:
         self.derived = api.DerivedFunction(base, kind, wrt, mode=mode)
 
     def compile_call(self, tr, args, kwargs, node):
-        if kwargs:
-            raise tr.error("derived functions take positional arguments only", node, UnsupportedSyntaxError)
-        atoms = [tr.as_atom(a, node) for a in args]
         derived = self.derived
+        if kwargs or len(args) != len(derived.param_names):  # keywords and defaults bind as in a call
+            args = list(bind_arguments(tr, derived.python_function(), args, kwargs, node).values())
+        atoms = [tr.as_atom(a, node) for a in args]
         derived.check_arity(atoms)
         sig = tuple(a.type for a in atoms)
         try:

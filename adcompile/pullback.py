@@ -105,12 +105,13 @@ class Pullback:
         return tuple(by_position.get(k) for k in range(len(self.args)))
 
 
-def vjp(f, *args, wrt=None):
+def vjp(f, *args, wrt=None, **kwargs):
     """JAX-style ``(out, pullback)``: ``out = f(*args)``, and ``pullback(cotangent)`` returns
     ``cotangent @ J`` for each argument: a tuple with one entry per argument of ``f``, None
     for the arguments not differentiated (those not in ``wrt``, or, without ``wrt``, those that
     are not floats). A tuple output takes a tuple of cotangents, one per output. ``f`` runs
-    once: the pullback keeps the values its backward sweep needs.
+    once: the pullback keeps the values its backward sweep needs. Keyword arguments and
+    defaults of ``f`` bind as in a call of ``f``.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -123,6 +124,8 @@ def vjp(f, *args, wrt=None):
     >>> dx, float(dc), dn
     (array([ 4., 12.]), 10.0, None)
     """
+    if kwargs:
+        args = as_compiled(f).call_arguments(args, kwargs)
     if _has_module(args):  # a Module's gradient is a dict keyed like named_parameters()
         return module_compiler().vjp(f, args, wrt)
     compiled = as_compiled(f)

@@ -16,6 +16,9 @@ import os
 
 import numpy as np
 import pytest
+import scipy.special as sp
+from scipy import special
+from scipy.special import gammaln, xlogy
 
 import adcompile
 
@@ -689,6 +692,73 @@ def test_decomposition_and_scan_forms_outside_the_language_are_located_errors(fn
     with pytest.raises(adcompile.AdCompileError) as error:
         adcompile.grad(adcompile.compile(fn, backend="python"))(arg)
     assert needle in str(error.value) and "test_realistic_programs.py" in str(error.value)
+
+
+# --- issue 14: special functions and predicates ---
+def focal_loss(logits, y, gamma=2.0, alpha=0.25):
+    """Binary focal loss (RetinaNet), called with its defaults."""
+    p = sp.expit(logits)
+    pt = y * p + (1 - y) * (1 - p)
+    weight = y * alpha + (1 - y) * (1 - alpha)
+    return -np.mean(weight * (1 - pt) ** gamma * np.log(pt))
+
+
+def negative_binomial_nll(w, log_r, X, counts):
+    """Negative-binomial regression (overdispersed counts), dispersion r fitted too."""
+    mu = np.exp(X @ w)
+    r = np.exp(log_r)
+    loglik = (gammaln(counts + r) - gammaln(r) - gammaln(counts + 1.0) + r * np.log(r / (r + mu))
+              + xlogy(counts, mu / (r + mu)))
+    return -np.sum(loglik)
+
+
+def probit_regression(w, X, y):
+    z = X @ w
+    phi = 0.5 * special.erfc(-z / math.sqrt(2.0))
+    return -np.sum(xlogy(y, phi) + xlogy(1.0 - y, 1.0 - phi))
+
+
+def student_t_nll(loc, log_scale, log_nu, x):
+    nu, scale = np.exp(log_nu), np.exp(log_scale)
+    z = (x - loc) / scale
+    logpdf = (special.gammaln((nu + 1.0) / 2.0) - special.gammaln(nu / 2.0) - 0.5 * np.log(nu * np.pi)
+              - log_scale - (nu + 1.0) / 2.0 * np.log1p(z * z / nu))
+    return -np.sum(logpdf)
+
+
+def dirichlet_multinomial(log_alpha, counts):
+    """Dirichlet-multinomial log-likelihood of count rows; checks its input with np.all."""
+    alpha = np.exp(log_alpha)
+    total = 0.0
+    if np.all(counts >= 0):
+        a0 = np.sum(alpha)
+        for i in range(counts.shape[0]):
+            n = np.sum(counts[i])
+            total += gammaln(a0) - gammaln(n + a0) + np.sum(gammaln(counts[i] + alpha) - gammaln(alpha))
+    return -total + 1e-3 * np.sum(sp.digamma(alpha))
+
+
+def label_smoothed_softmax(W, X, labels_onehot, smoothing=0.1):
+    logits = X @ W
+    logp = sp.log_softmax(logits, axis=1)
+    targets = (1.0 - smoothing) * labels_onehot + smoothing / labels_onehot.shape[1]
+    entropy_bonus = np.sum(sp.softmax(logits, axis=1) * logp)
+    return -np.mean(np.sum(targets * logp, axis=1)) + 0.01 * entropy_bonus + 0.1 * np.mean(sp.logsumexp(logits, axis=1))
+
+
+PROGRAMS.update({
+    "focal_loss": (focal_loss, lambda: _args(70, 6) + ((_args(71, 6)[0] > 0) * 1.0,), (0,)),
+    "negative_binomial_nll": (negative_binomial_nll, lambda: (0.3 * _args(72, 3)[0], 0.2, 0.5 * _args(73, (7, 3))[0],
+                                                              np.array([0.0, 3.0, 1.0, 0.0, 7.0, 2.0, 1.0])), (0, 1)),
+    "probit_regression": (probit_regression, lambda: _args(74, 3, (8, 3)) + ((_args(75, 8)[0] > 0) * 1.0,), (0,)),
+    "student_t_nll": (student_t_nll, lambda: (0.1, -0.2, 1.1) + _args(76, 9), (0, 1, 2)),
+    "dirichlet_multinomial": (dirichlet_multinomial, lambda: (0.3 * _args(77, 4)[0],
+                                                              np.array([[3.0, 0.0, 2.0, 1.0], [1.0, 4.0, 0.0, 2.0]])),
+                              (0,)),
+    "label_smoothed_softmax": (label_smoothed_softmax,
+                               lambda: _args(78, (4, 3), (6, 4)) + (np.eye(3)[[0, 1, 2, 0, 1, 2]],), (0,)),
+})
+NUMBA_SUBSET += ["focal_loss", "negative_binomial_nll", "student_t_nll", "label_smoothed_softmax"]
 
 
 CASES = [(name, "python") for name in PROGRAMS] + [(name, "numba") for name in NUMBA_SUBSET]

@@ -664,6 +664,103 @@ def mix_creation(x, s, v):
     return (x + z) * y + w + np.eye(4)[1] * s + np.ones_like(s) * s
 
 
+# --- issue 14: special functions and predicates ---
+import scipy.special as sp  # noqa: E402  (imported here: the section stays one block)
+from scipy import special  # noqa: E402
+from scipy.special import erf, logsumexp, xlogy  # noqa: E402
+
+
+@case(normal(5), f32=True)
+def np_sinc(x):
+    return np.sinc(x)
+
+
+@case(fixed(np.array([0.0, 0.004, -0.009, 0.011, 1.0])))
+def np_sinc_near_zero(x):
+    return np.sinc(x) * (1.0 + x)
+
+
+@case(away(5), normal(), f32=True)
+def np_heaviside(x, h0):
+    return np.heaviside(x, h0) * x + np.heaviside(x, 0.5)
+
+
+@case(fixed(np.array([0, -2, 0, 3])), normal())
+def np_heaviside_at_zero(k, h0):
+    return np.heaviside(k, h0) * h0
+
+
+@case(normal(6), fixed(np.array([0, 1, 2, 3, 0, 1])), normal(), f32=True)
+def np_nan_to_num(x, k, s):
+    z = np.where(k == 1, np.inf, np.where(k == 2, -np.inf, np.where(k == 3, np.nan, x)))
+    return np.nan_to_num(z, nan=s, posinf=2.0 * s, neginf=-3.0) + np.nan_to_num(x * s)
+
+
+@case(spread(3, 4))
+def np_all_any(x):
+    a = np.where(np.all(x > -1.0, axis=0), x[0], -x[1]) + np.where(np.any(x > 1.0, axis=1, keepdims=True), x, 2 * x)[1]
+    b = x.all() * x[2] + (x > 0).any() * x[1] + np.all(x[0] > x[1]) * x[0] + np.any(x < -1e3) * x[2]
+    return a + b + (x > 0).all(axis=1)[1] * x[0] + np.any(x[1, 2] > 0.0) * x[1]
+
+
+@case(normal(), positive(low=0.2, high=0.8))
+def math_special(x, p):
+    return math.erf(x) * math.erfc(x) + math.lgamma(p + 1.0) * math.gamma(p) + math.lgamma(-p) + math.gamma(-p)
+
+
+@case(normal(4), f32=True)
+def sp_erf_erfc(x):
+    return erf(x) + sp.erfc(2.0 * x) * special.erf(x - 1.0)
+
+
+@case(positive(5, low=0.3, high=6.0), f32=True)
+def sp_gammaln_digamma_gamma(p):
+    return special.gammaln(p) + sp.digamma(p) + 0.1 * sp.gamma(p) + sp.psi(p + 1.0)
+
+
+@case(positive(4, low=0.5, high=4.0), positive(4, low=1.2, high=1.8), normal())
+def sp_polygamma_negative(p, q, x):
+    return sp.polygamma(1, p) + 0.1 * sp.polygamma(3, p) + special.gammaln(-q) * x + sp.digamma(-q) + sp.gamma(-q)
+
+
+@case(normal(4), positive(4, low=0.05, high=0.95), f32=True)
+def sp_expit_logit(x, p):
+    return sp.expit(3.0 * x) + special.logit(p) * sp.expit(x)
+
+
+@case(fixed(np.array([-40.0, 40.0, -700.0, 3.0, 0.0])))
+def sp_expit_far(x):
+    return sp.expit(x) + np.log(sp.expit(x)) * 1e-3
+
+
+@case(positive(4), positive(4), f32=True)
+def sp_xlogy(x, y):
+    return xlogy(x, y) + sp.xlogy(x[0], y)
+
+
+@case(fixed(np.array([0, 2, 0, 1])), positive(4))
+def sp_xlogy_zero_x(k, y):
+    return xlogy(k, y) + xlogy(k * 1.0, y)
+
+
+@case(normal(3, 4), f32=True)
+def sp_logsumexp(x):
+    return logsumexp(x, axis=1) + logsumexp(x) + logsumexp(x, axis=0, keepdims=True)[0, 1:] + sp.logsumexp(x[0])
+
+
+@case(normal(3, 4), f32=True)
+def sp_softmax_log_softmax(x):
+    return sp.softmax(x, axis=1) + special.log_softmax(x, axis=0) * sp.softmax(x) + sp.log_softmax(x)
+
+
+@case(normal(3), positive(3, low=0.4, high=3.0), away(3), numba=True)
+def mix_special(x, p, a):
+    c = erf(x) + sp.erfc(x) + special.gammaln(p) + sp.digamma(p) + sp.gamma(p) + sp.polygamma(1, p)
+    d = sp.expit(x) + sp.logit(p / 4.0) + xlogy(p, p) + np.sinc(x) + np.heaviside(a, 0.5) * x
+    e = np.nan_to_num(x / p) + logsumexp(x) + sp.softmax(x) + sp.log_softmax(x) + math.erf(x[0])
+    return c * d + e + np.all(a > 0) * p + np.any(a > 0) * x + math.lgamma(p[1]) + math.gamma(p[2])
+
+
 # --- entries outside CASES ----------------------------------------------------------------
 # The prod rule is exact at zeros to first order only (its 0/1 masks are piecewise constant,
 # so second derivatives at exact zeros are lost): these entries are not in CASES, whose

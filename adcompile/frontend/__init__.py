@@ -6,3 +6,4 @@ The handlers of numpy functions and custom Functions register into the tables of
 from . import numpy_arrays, numpy_elementwise, numpy_linalg, numpy_reductions, numpy_scans  # noqa: F401
 from . import numpy_gathers, numpy_signals  # noqa: F401
 from . import custom_call  # noqa: F401
+from . import special_functions  # noqa: F401

@@ -90,11 +90,6 @@ def _rad2deg(tr, args, kwargs, node):
     return tr.emit("mul", [atom(tr, args[0], node), const(180.0 / math.pi)], node)
 
 
-@handler("np.sinc")
-def _sinc(tr, args, kwargs, node):
-    raise tr.error("'np.sinc' is not supported by adcompile", node, UnsupportedFunctionError)
-
-
 @handler("np.where")
 def _where(tr, args, kwargs, node):
     if len(args) != 3:

@@ -11,6 +11,7 @@ import types
 import numpy as np
 
 from ..ir.primitives import PRIMITIVES
+from .scipy_special import scipy_special_name
 
 
 class ModuleRef:
@@ -50,6 +51,7 @@ _NUMPY_SUGAR = [
     "atleast_1d", "sinc", "floor_divide",
     "roll", "pad", "convolve", "correlate", "interp", "searchsorted", "polyfit",  # numpy_signals.py
     "take", "take_along_axis", "bincount", "triu_indices", "tril_indices",  # numpy_gathers.py
+    "heaviside", "nan_to_num", "all", "any",
 ]
 _MATH_SUGAR = ["floor", "ceil", "isnan", "isinf", "isfinite"]
 _BUILTIN_NAMES = ["abs", "min", "max", "float", "int", "len", "range", "enumerate", "zip", "sum",
@@ -86,6 +88,9 @@ def classify(value):
         return FuncRef(known)
     if value is float:
         return FuncRef("builtin.float")
+    scipy_name = scipy_special_name(value)
+    if scipy_name is not None:
+        return FuncRef(scipy_name)
     return _other_library_function(value)
 
 

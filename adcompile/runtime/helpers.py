@@ -26,6 +26,8 @@ import operator
 
 import numpy as np
 
+from .special import erf, erfc, expit, gamma, gammaln, polygamma, xlogy  # noqa: F401  (rt.erf, ...)
+
 __all__ = [
     "unbroadcast",
     "sum_axis",

@@ -28,6 +28,7 @@ from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from . import helpers
+from . import special_kernels  # noqa: F401  (registers the special functions' numba versions)
 
 # Options for the overload implementations (kept empty: non-default options
 # made compiling the callers measurably slower) and for the kernels (the numpy
