@@ -5,3 +5,4 @@ The handlers of numpy functions and custom Functions register into the tables of
 """
 from . import numpy_arrays, numpy_elementwise, numpy_linalg, numpy_reductions  # noqa: F401
 from . import custom_call  # noqa: F401
+from . import numpy_einsum, numpy_solve  # noqa: F401

@@ -48,6 +48,7 @@ _NUMPY_SUGAR = [
     "std", "reciprocal", "array", "asarray", "exp2", "inner", "vdot", "float64", "float32",
     "int64", "isnan", "isinf", "isfinite", "cbrt", "deg2rad", "rad2deg", "expand_dims", "squeeze",
     "atleast_1d", "sinc", "floor_divide",
+    "einsum", "tensordot", "kron",
 ]
 _MATH_SUGAR = ["floor", "ceil", "isnan", "isinf", "isfinite"]
 _BUILTIN_NAMES = ["abs", "min", "max", "float", "int", "len", "range", "enumerate", "zip", "sum",

@@ -45,6 +45,7 @@ __all__ = [
     "cast_like",
     "diag_adjoint",
     "cumsum_adjoint",
+    "tril_half_diagonal",
 ]
 
 
@@ -180,6 +181,9 @@ def scatter_add2(target, i0, i1, values):
 def matmul(a, b):
     """``a @ b`` for 1-D/2-D arrays of any layout; 1-D @ 1-D gives a scalar.
 
+    A 3-D operand (a stack of matrices) against a 2-D or 3-D one gives the 3-D stack of
+    products, the stack axis broadcast as numpy does (length 1 against n).
+
     Mixed float32/float64 inputs give float64 (numpy promotion).
     """
     return a @ b
@@ -214,6 +218,15 @@ def cumsum_adjoint(g):
     """
     out = np.empty(g.shape, dtype=g.dtype)
     np.cumsum(g[::-1], out=out[::-1])
+    return out
+
+
+def tril_half_diagonal(x):
+    """The lower triangle of square ``x`` with its diagonal halved, a new array (the ``phi``
+    of the cholesky rules): ``np.tril(x) - np.diag(np.diag(x)) / 2``."""
+    out = np.tril(x)
+    k = np.arange(out.shape[0])
+    out[k, k] *= 0.5
     return out
 
 

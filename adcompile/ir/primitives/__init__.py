@@ -16,6 +16,7 @@ the questions the rest of the compiler asks it (``PRIMITIVES[name].forward_rule`
     elementwise.py  numpy's unary functions, abs/sign/rounding, maximum, arctan2, hypot, where, clip
     reductions.py   sum, mean, prod, max, min, norm, argmax/argmin/argsort, cumsum
     linalg.py       matmul, outer, diag, trace
+    linalg_solve.py solve, inv, det, slogdet, cholesky
     arrays.py       transpose, reshapes, broadcasting, concatenate/stack, getitem, dim/size
     conversions.py  alias, copy, dtype conversions
     creation.py     zeros, ones, full, arange, eye, ...
@@ -23,6 +24,7 @@ the questions the rest of the compiler asks it (``PRIMITIVES[name].forward_rule`
 """
 from . import arithmetic, arrays, bookkeeping, conversions, creation, elementwise, linalg, logic  # noqa: F401
 from . import reductions  # noqa: F401
+from . import linalg_solve  # noqa: F401
 from .emission import placeholder_text, template_for
 from .record import ALL_ARGUMENTS, PRIMITIVES, Kind, Primitive, has_kind, names_of_kind, primitive, result_type
 from .reverse_helpers import ScatterInto, getitem
