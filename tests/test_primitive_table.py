@@ -101,6 +101,7 @@ RULE_ONLY_ARGUMENTS = {
     "cast_like": (_normal(3), _normal(3)),
     "cumsum_adjoint": (_normal(5),),
     "diag_adjoint": (_normal(3), _normal(3, 3)),
+    "tril_half_diagonal": (_normal(3, 3),),
 }
 
 

@@ -85,8 +85,11 @@ def _cholesky(tr, args, kwargs, node):
 @handler("np.linalg.lstsq")
 def _lstsq(tr, args, kwargs, node):
     """x of ``lstsq(a, b)`` for ``a`` of full column rank, through the normal equations
-    ``(a.T a) x = a.T b`` (their condition number is cond(a)**2: fine for the mildly
-    ill-conditioned problems of least-squares fits, not for nearly rank-deficient ones)."""
+    ``(a.T a) x = a.T b`` and one step of iterative refinement with the residual ``b - a x``
+    (the corrected semi-normal equations: accurate to about cond(a) * eps while cond(a)**2 * eps
+    is well below 1, as for the mildly ill-conditioned problems of least-squares fits; not for
+    nearly rank-deficient ones). The correction is zero in exact arithmetic, so the derivative
+    is the normal equations' own."""
     values = _take_arguments(tr, "lstsq", args, kwargs, node, ["a", "b"], optional=["rcond"])
     if values.get("rcond", NONE) is not NONE:
         raise tr.error("np.linalg.lstsq is supported with rcond=None (the default) only", node,
@@ -95,4 +98,6 @@ def _lstsq(tr, args, kwargs, node):
     a_t = tr.emit("transpose", [a], node)
     gram = tr.emit("matmul", [a_t, a], node)
     x = tr.emit("solve", [gram, tr.emit("matmul", [a_t, b], node)], node)
+    residual = tr.emit("sub", [b, tr.emit("matmul", [a, x], node)], node)
+    x = tr.emit("add", [x, tr.emit("solve", [gram, tr.emit("matmul", [a_t, residual], node)], node)], node)
     return TupleValue([x, NotComputedResult(), NotComputedResult(), NotComputedResult()])
