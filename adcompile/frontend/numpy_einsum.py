@@ -7,8 +7,9 @@ broadcast products and sums only, so every derivative follows from those primiti
 * a letter of one operand that no other operand and not the output has is summed first;
 * two operands are combined by a matmul when at most one letter of each kind is left (the
   batch letter, kept and in both; the contracted one; one kept letter of each side), as in
-  ``ij,jk->ik``, ``ni,nj->ij``, ``bij,bjk->bik``; otherwise by a broadcast product summed
-  over the contracted letters (``ij,ij->``, ``i,j->ij``);
+  ``ij,jk->ik``, ``ni,nj->ij``, ``bij,bjk->bik``; otherwise (and for a batch of dot products,
+  ``bi,bi->b``) by a broadcast product summed over the contracted letters (``ij,ij->``,
+  ``i,j->ij``);
 * more operands are combined left to right; the result is transposed to the output order.
 
 Ellipses (``...``) and other repeated letters are rejected with a located error.
@@ -68,7 +69,7 @@ class _Lowering:
         contracted = [c for c in la if c in lb and c not in keep]
         left = [c for c in la if c not in lb]
         right = [c for c in lb if c not in la]
-        if len(contracted) == 1 and max(len(batch), len(left), len(right)) <= 1:
+        if len(contracted) == 1 and max(len(batch), len(left), len(right)) <= 1 and (left or right or not batch):
             return self.by_matmul(a, la, b, lb, batch, contracted, left, right)
         order = batch + left + right + contracted
         product = self.emit("mul", [self.aligned(a, la, order), self.aligned(b, lb, order)])

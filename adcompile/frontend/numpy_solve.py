@@ -14,6 +14,9 @@ from .values import NONE, TupleValue
 class NotComputedResult:
     """The residuals, rank and singular values of ``lstsq``, which adcompile does not compute."""
 
+    why_unusable = ("np.linalg.lstsq: only the solution (its result [0]) is computed by adcompile, "
+                    "not the residuals, rank or singular values")
+
 
 def _take_arguments(tr, name, args, kwargs, node, names, optional=()):
     """The arguments ``names`` (positional or keyword) and the optional ones, or a located error."""
