@@ -582,6 +582,8 @@ PROGRAMS = {
 }
 NUMBA_SUBSET = ["gmm_objective", "ba_objective", "lstm_objective", "train_two_layer", "beale",
                 "pendulum_rk4", "heat", "attention", "hand_chain", "classifier_report"]
+
+
 # --- issue 14: shifts, padding, signals, gathers and scatters ---
 def fir_signal_model(taps, gain, signal, target):
     """A learned FIR filter (its taps and an output gain) applied to an edge-padded signal,
@@ -761,6 +763,96 @@ PROGRAMS.update({
 NUMBA_SUBSET += ["focal_loss", "negative_binomial_nll", "student_t_nll", "label_smoothed_softmax"]
 
 
+# --- issue 14: linear solves, determinants, einsum, tensordot, kron, batched matmul ---
+def gp_neg_log_marginal_likelihood(log_lengthscale, log_noise, x, y):
+    """A Gaussian process with an RBF kernel: -log p(y | x), through the Cholesky factor."""
+    n = x.shape[0]
+    lengthscale, noise = np.exp(log_lengthscale), np.exp(log_noise)
+    sq_dist = np.sum((x[:, None, :] - x[None, :, :]) ** 2, axis=2)
+    kernel = np.exp(-0.5 * sq_dist / lengthscale ** 2) + noise * np.eye(n)
+    low = np.linalg.cholesky(kernel)
+    alpha = np.linalg.solve(low.T, np.linalg.solve(low, y))
+    return 0.5 * y @ alpha + np.sum(np.log(np.diag(low))) + 0.5 * n * np.log(2.0 * np.pi)
+
+
+def logistic_newton_step(w, X, y, damping):
+    """The loss after one damped Newton step of L2-regularised logistic regression."""
+    p = 1.0 / (1.0 + np.exp(-(X @ w)))
+    grad = X.T @ (p - y) + 0.1 * w
+    hess = X.T @ (X * (p * (1.0 - p))[:, None]) + (0.1 + damping) * np.eye(w.shape[0])
+    w_new = w - np.linalg.solve(hess, grad)
+    p_new = 1.0 / (1.0 + np.exp(-(X @ w_new)))
+    return -np.sum(y * np.log(p_new) + (1.0 - y) * np.log(1.0 - p_new)) + 0.05 * w_new @ w_new
+
+
+def mvn_log_density(mean, cov_factor, x):
+    """Sum of the log-densities of the rows of x under N(mean, F F^T + I)."""
+    d = mean.shape[0]
+    cov = cov_factor @ cov_factor.T + np.eye(d)
+    sign, logdet = np.linalg.slogdet(cov)
+    diff = x - mean
+    mahalanobis = np.einsum('ni,ij,nj->n', diff, np.linalg.inv(cov), diff)
+    return np.sum(-0.5 * mahalanobis) - x.shape[0] * 0.5 * (sign * logdet + d * np.log(2.0 * np.pi))
+
+
+PROGRAMS.update({
+    "gp_neg_log_marginal_likelihood": (gp_neg_log_marginal_likelihood,
+                                       lambda: (np.log(0.8), np.log(0.1)) + _args(73, (6, 2), 6), (0, 1, 3)),
+    "logistic_newton_step": (logistic_newton_step,
+                             lambda: _args(74, 3, (8, 3)) + ((_args(75, 8)[0] > 0) * 1.0, 0.5), (0, 1, 3)),
+    "mvn_log_density": (mvn_log_density, lambda: _args(76, 3, (3, 2), (5, 3)), (0, 1, 2)),
+})
+NUMBA_SUBSET += ["gp_neg_log_marginal_likelihood", "logistic_newton_step", "mvn_log_density"]
+
+
+def _uses_einsum_repeated_3d(a, x):
+    return np.sum(np.einsum("iij->j", a) * x)
+
+
+def _uses_einsum_wrong_count(a, x):
+    return np.einsum("ij,j->i", a) @ x
+
+
+def _uses_tensordot_uneven_axes(a, x):
+    return np.sum(np.tensordot(a, a, axes=([0, 1], [0])) * x)
+
+
+def _uses_kron_mixed(a, x):
+    return np.sum(np.kron(a[0], a) * x)
+
+
+def _uses_lstsq_rcond(a, x):
+    return np.sum(np.linalg.lstsq(a[0], x, rcond=1e-6)[0])
+
+
+def _uses_lstsq_residuals(a, x):
+    return np.sum(np.linalg.lstsq(a[0], x)[1])
+
+
+def _uses_cholesky_upper(a, x):
+    return np.sum(np.linalg.cholesky(a[0] @ a[0].T, upper=True))
+
+
+def _uses_dot_of_stacks(a, x):
+    return np.sum(np.dot(a, x))
+
+
+@pytest.mark.parametrize("fn,needle", [
+    (_uses_einsum_repeated_3d, "supported for 2-d operands ('ii') only"),
+    (_uses_einsum_wrong_count, "2 operand subscript(s) for 1 operand(s)"),
+    (_uses_tensordot_uneven_axes, "the two axis lists differ in length"),
+    (_uses_kron_mixed, "two 1-d or two 2-d arrays"),
+    (_uses_lstsq_rcond, "rcond=None (the default) only"),
+    (_uses_lstsq_residuals, "only the solution (its result [0]) is computed"),
+    (_uses_cholesky_upper, "upper=True) is not supported"),
+    (_uses_dot_of_stacks, "more than 2 dimensions is not supported"),
+])
+def test_linear_algebra_forms_outside_the_language_are_located_errors(fn, needle):
+    with pytest.raises(adcompile.AdCompileError) as info:
+        adcompile.grad(adcompile.compile(fn, backend="python"))(*_args(77, (3, 3, 3), 3))
+    assert needle in str(info.value) and THIS_FILE in str(info.value)
+
+
 CASES = [(name, "python") for name in PROGRAMS] + [(name, "numba") for name in NUMBA_SUBSET]
 
 
@@ -863,8 +955,8 @@ def test_added_construct(fn, args):
 
 
 # ------------------------------------------------------------------ out of scope: clear errors
-def uses_einsum(A, x):
-    return np.sum(np.einsum("ij,j->i", A, x))
+def uses_einsum_ellipsis(A, x):
+    return np.sum(np.einsum("...j,j->...", A, x))
 
 
 def uses_mask_read(x):
@@ -891,7 +983,7 @@ def uses_sort_kind(x):
     return np.sum(np.sort(x, kind="stable")[-2:])
 
 
-def uses_solve(A, b):
+def uses_solve_stack(A, b):
     return np.sum(np.linalg.solve(A, b))
 
 
@@ -929,11 +1021,13 @@ def uses_two_ellipses(x):
 @pytest.mark.parametrize("fn,args,needle", [
     (uses_einsum, _args(60, (2, 3), 3), "'einsum' is not supported"),
     (uses_mask_read, _args(61, 4), "boolean mask must be the only index"),
+    (uses_einsum_ellipsis, _args(60, (2, 3), 3), "ellipses ('...') are not supported"),
+    (uses_mask_read, _args(61, 4), "boolean-mask indexing"),
     (uses_mask_array_assign, _args(62, 4), "boolean-mask assignment"),
     (uses_list_append, _args(63, 4), "append"),
     (uses_generator, _args(64, 4), "generator expressions"),
     (uses_sort_kind, _args(65, 4), "keyword argument 'kind' of sort() is not supported"),
-    (uses_solve, _args(69, (3, 3), 3), "'linalg.solve' is not supported"),
+    (uses_solve_stack, _args(69, (2, 3, 3), (2, 3)), "stacks of matrices are not supported"),
     (uses_dict, _args(70, 3), "dict literals"),
     (uses_matrix_3_norm, _args(72, (3, 3)), "np.linalg.norm supports ord=1, 2, inf, -inf of vectors"),
     (uses_recursive_local, (1.0,), "recursive call (rec -> rec)"),

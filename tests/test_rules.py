@@ -1106,6 +1106,8 @@ def index_mask_read(x):
 @case(normal(4, 3))
 def index_mask_rows(a):
     return np.sum(a[a[:, 0] > 0.0] ** 2, axis=0) + np.sum(a[a > 0.0]) + np.mean(a[a < 0.5])
+
+
 # --- issue 14: eigh, svd, qr, scans along axes, nan-reductions ---
 # Decompositions are checked through sign-invariant quantities (the sign of each eigen/singular
 # vector is LAPACK's choice), on a well-conditioned input and on a mildly ill-conditioned one
@@ -1258,6 +1260,149 @@ def mix_decompositions_and_scans(a, b, x):
     d = (v * v) @ w + np.sum(u * u, axis=0) * s + np.sum(vt * vt, axis=0) * s + np.sum(q * q, axis=0) * np.diag(r * r)
     e = np.cumsum(x, axis=1) + np.cumprod(x, axis=0) + np.sort(x, axis=0) + np.maximum.accumulate(x, axis=1)
     return np.sum(e, axis=1, where=x[0] > -0.5) + d + np.nansum(x, axis=1) + np.nanmean(x)
+
+
+# --- issue 14: linear solves, determinants, einsum, tensordot, kron, batched matmul ---
+# Matrices with a chosen condition number: U diag(s) V^T with U, V random orthogonal and the
+# singular values s spaced evenly in log from `largest` down to largest / cond. "well" is cond
+# 10 (s from 1 to 0.1), "ill" is cond 1e3 (mildly ill-conditioned; s from 1000 to 1, so that the
+# rounding errors, which grow with the condition number, are tested while the derivatives stay
+# O(1) and the central differences' truncation error small).
+def conditioned(n, cond, m=None, largest=None, symmetric=False, negative_det=False):
+    m = n if m is None else m
+    largest = largest if largest is not None else (1.0 if cond <= 10 else cond)
+
+    def draw(rng, shape):
+        u = np.linalg.qr(rng.standard_normal((m, m)))[0][:, :n]
+        v = u if symmetric else np.linalg.qr(rng.standard_normal((n, n)))[0]
+        s = np.logspace(0.0, -np.log10(cond), n) * largest
+        a = (u * s) @ v.T
+        if negative_det and np.linalg.det(a) > 0:
+            a[0] = -a[0]
+        return a
+    return _gen(draw, (m, n))
+
+
+def well(n, **kw):
+    return conditioned(n, 10.0, **kw)
+
+
+def ill(n, **kw):
+    return conditioned(n, 1e3, **kw)
+
+
+@case(well(4), normal(4), f32=True, numba=True)
+def linalg_solve_vector(a, b):
+    return np.linalg.solve(a, b)
+
+
+@case(well(3), normal(3, 2), f32=True)
+def linalg_solve_matrix(a, b):
+    return np.linalg.solve(a, b) + np.linalg.solve(a.T, b)
+
+
+@case(ill(4), normal(4))
+def linalg_solve_ill_conditioned(a, b):
+    return np.linalg.solve(a, b)
+
+
+@case(well(3), f32=True, numba=True)
+def linalg_inv(a):
+    return np.linalg.inv(a)
+
+
+@case(ill(3))
+def linalg_inv_ill_conditioned(a):
+    return np.linalg.inv(a)
+
+
+@case(well(3), f32=True)
+def linalg_det(a):
+    return np.linalg.det(a) * a[0]
+
+
+@case(ill(3))
+def linalg_det_ill_conditioned(a):
+    return np.linalg.det(a) * 1e-4
+
+
+@case(well(3, negative_det=True), f32=True, numba=True)
+def linalg_slogdet(a):
+    sign, logdet = np.linalg.slogdet(a)
+    return sign * logdet + np.linalg.slogdet(a.T @ a)[1] * a[1]
+
+
+@case(ill(3, negative_det=True))
+def linalg_slogdet_ill_conditioned(a):
+    sign, logdet = np.linalg.slogdet(a)
+    return sign * logdet
+
+
+# cholesky reads the lower triangle only (as numpy's): the random directions of the checks
+# move the upper triangle too, whose derivative is zero.
+@case(well(3, symmetric=True, largest=2.0), f32=True, numba=True)
+def linalg_cholesky(a):
+    return np.linalg.cholesky(a)
+
+
+@case(ill(3, symmetric=True))
+def linalg_cholesky_ill_conditioned(a):
+    return np.linalg.cholesky(a) * np.linalg.cholesky(a @ a.T * 1e-6)[1, 1]
+
+
+@case(well(3, m=6), normal(6), normal(6, 2), f32=True)
+def linalg_lstsq(a, b, c):
+    return np.linalg.lstsq(a, b, rcond=None)[0] + np.linalg.lstsq(a, c)[0][:, 1]
+
+
+# the normal equations square the condition number (1e6 here); the refinement step recovers it
+@case(ill(3, m=6), normal(6))
+def linalg_lstsq_ill_conditioned(a, b):
+    x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=None)
+    return x
+
+
+@case(normal(3, 4), normal(4, 2), normal(4), normal(4), f32=True, numba=True)
+def einsum_products(m, n, v, w):
+    a = np.einsum('ij,jk->ik', m, n) + np.einsum('ij,j->i', m, v)[:, None] + np.einsum('i,i->', v, w)
+    return a + np.einsum('ij,ij->', m, m * v) + np.einsum('ij,jk', m, n)
+
+
+@case(normal(3, 3), normal(3, 4))
+def einsum_one_operand(q, m):
+    return np.einsum('ij->ji', m) * np.einsum('ii->', q) + np.einsum('ij->', m) + np.einsum('ii->i', q)[0]
+
+
+@case(normal(3), normal(4), normal(5, 3), normal(5, 4))
+def einsum_outer_forms(v, w, x, y):
+    return np.einsum('i,j->ij', v, w) + np.einsum('ij,kj->ik', x, x)[0, 1] + np.einsum('ni,nj->ij', x, y)
+
+
+@case(normal(2, 3, 4), normal(2, 4, 5), normal(2, 4), normal(5, 2), f32=True)
+def einsum_batched_and_chains(s, t, r, u):
+    a = np.einsum('bij,bjk->bik', s, t) + np.einsum('bij,bj->bi', s, r)[:, :, None]
+    return a + np.einsum('bij,bjk,kl->bil', s, t, u)[:, :, :1] + np.einsum('ijk,ikl->jl', s, t)
+
+
+@case(normal(2, 3, 4), normal(3, 4, 2), normal(3, 4))
+def tensordot_forms(s, t, m):
+    return np.tensordot(s, t, axes=2)[0] + np.tensordot(m, s, axes=([0, 1], [1, 2])) + \
+        np.tensordot(m, m.T, 1)[0, 0] + np.tensordot(s, t, axes=([2, 1], [1, 0]))[0]
+
+
+@case(normal(3), normal(2), normal(2, 3), normal(2, 2), f32=True)
+def kron_forms(v, w, a, b):
+    return np.kron(v, w) + np.kron(a, b)[1]
+
+
+@case(normal(2, 3, 4), normal(2, 4, 2), normal(4, 2), normal(3, 4), f32=True, numba=True)
+def matmul_batched(s, t, m, p):
+    return s @ t + np.matmul(s, m) + (p @ t)[:, :, :1] + s[:1] @ t
+
+
+@case(normal(2, 3, 4), normal(4), normal(3), normal(2, 3, 3))
+def matmul_batched_with_vectors(s, v, w, t):
+    return s @ v + w @ t
 
 
 # ----------------------------------------------------------------------------- tests

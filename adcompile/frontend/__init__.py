@@ -4,6 +4,5 @@ The handlers of numpy functions and custom Functions register into the tables of
 ``calls.py`` and ``extensions.py`` when their modules are imported: imported here, once.
 """
 from . import numpy_arrays, numpy_elementwise, numpy_linalg, numpy_reductions, numpy_scans  # noqa: F401
-from . import numpy_gathers, numpy_signals  # noqa: F401
+from . import numpy_einsum, numpy_gathers, numpy_signals, numpy_solve, special_functions  # noqa: F401
 from . import custom_call  # noqa: F401
-from . import special_functions  # noqa: F401

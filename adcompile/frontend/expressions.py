@@ -44,6 +44,8 @@ class ExpressionTranslation:
             return value
         if isinstance(value, TupleValue):
             raise self.error("a tuple cannot be used as a number or array here", node, TypeMismatchError)
+        if hasattr(value, "why_unusable"):  # a result adcompile does not compute (lstsq's residuals)
+            raise self.error(value.why_unusable, node, calls.UnsupportedFunctionError)
         raise self.error(f"this value ({type(value).__name__}) cannot be used as a number or array",
                          node, TypeMismatchError)
 

@@ -13,6 +13,13 @@ from .values import (NoneValue, TupleValue)
 def matmul(tr, a, b, node):
     if a.type.ndim == 0 or b.type.ndim == 0:
         raise tr.error("matmul operands must be arrays (use * for scalars)", node, TypeMismatchError)
+    every = ("slice", None, None, None)
+    if a.type.ndim == 1 and b.type.ndim == 3:  # a row against each matrix of the stack
+        product = tr.emit("matmul", [tr.emit("expand_axis", [a], node, axis=0), b], node)
+        return tr.getitem(product, [every, ("int", const(0)), every], node)
+    if a.type.ndim == 3 and b.type.ndim == 1:
+        product = tr.emit("matmul", [a, tr.emit("expand_axis", [b], node, axis=1)], node)
+        return tr.getitem(product, [every, every, ("int", const(0))], node)
     return tr.emit("matmul", [a, b], node)
 
 
@@ -26,6 +33,10 @@ def _dot(tr, args, kwargs, node):
     a, b = atom(tr, args[0], node), atom(tr, args[1], node)
     if a.type.ndim == 0 or b.type.ndim == 0:
         return tr.emit("mul", [a, b], node)
+    if a.type.ndim > 2 or b.type.ndim > 2:  # np.dot of stacks is not matmul: it pairs every matrix with every one
+        raise tr.error("np.dot/np.inner/np.vdot of arrays of more than 2 dimensions is not supported "
+                       "(use @ or np.matmul for stacks of matrices, np.einsum for other contractions)",
+                       node, UnsupportedFunctionError)
     return matmul(tr, a, b, node)
 
 

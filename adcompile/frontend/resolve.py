@@ -52,6 +52,7 @@ _NUMPY_SUGAR = [
     "roll", "pad", "convolve", "correlate", "interp", "searchsorted", "polyfit",  # numpy_signals.py
     "take", "take_along_axis", "bincount", "triu_indices", "tril_indices",  # numpy_gathers.py
     "heaviside", "nan_to_num", "all", "any",
+    "einsum", "tensordot", "kron",
 ]
 _MATH_SUGAR = ["floor", "ceil", "isnan", "isinf", "isfinite"]
 _BUILTIN_NAMES = ["abs", "min", "max", "float", "int", "len", "range", "enumerate", "zip", "sum",

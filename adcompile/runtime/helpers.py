@@ -53,6 +53,7 @@ __all__ = [
     "argsort_axis",
     "permute_along",
     "singular_values",
+    "tril_half_diagonal",
 ]
 
 
@@ -188,6 +189,9 @@ def scatter_add2(target, i0, i1, values):
 def matmul(a, b):
     """``a @ b`` for 1-D/2-D arrays of any layout; 1-D @ 1-D gives a scalar.
 
+    A 3-D operand (a stack of matrices) against a 2-D or 3-D one gives the 3-D stack of
+    products, the stack axis broadcast as numpy does (length 1 against n).
+
     Mixed float32/float64 inputs give float64 (numpy promotion).
     """
     return a @ b
@@ -256,6 +260,15 @@ def permute_along(x, perm, axis):
 def singular_values(a):
     """``np.linalg.svd(a, compute_uv=False)`` for a 2-D float array: a new 1-D array, descending."""
     return np.linalg.svd(a, compute_uv=False)
+
+
+def tril_half_diagonal(x):
+    """The lower triangle of square ``x`` with its diagonal halved, a new array (the ``phi``
+    of the cholesky rules): ``np.tril(x) - np.diag(np.diag(x)) / 2``."""
+    out = np.tril(x)
+    k = np.arange(out.shape[0])
+    out[k, k] *= 0.5
+    return out
 
 
 # ----------------------------------------------------------------------- misc

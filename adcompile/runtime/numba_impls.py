@@ -581,8 +581,39 @@ def _ol_as_c(a, dt):
     return lambda a, dt: np.ascontiguousarray(a.astype(dt))
 
 
+def _batch_item(x, i):
+    raise NotImplementedError  # only used from numba
+
+
+@overload(_batch_item, jit_options=_OPTS)
+def _ol_batch_item(x, i):
+    """Internal: matrix ``i`` of a stack (the only one of a stack of length 1), or ``x`` itself."""
+    if x.ndim == 3:
+        return lambda x, i: x[min(i, x.shape[0] - 1)]
+    return lambda x, i: x
+
+
+def _batched_matmul(a, b):
+    dt = np.result_type(_np_dtype(a), _np_dtype(b))
+    an, bn = a.ndim, b.ndim
+
+    def impl(a, b):
+        na = a.shape[0] if an == 3 else 1
+        nb = b.shape[0] if bn == 3 else 1
+        if na != nb and na != 1 and nb != 1:
+            raise ValueError("matmul: the stacks of matrices do not broadcast")
+        out = np.empty((max(na, nb), a.shape[an - 2], b.shape[bn - 1]), dt)
+        for i in range(out.shape[0]):
+            out[i] = helpers.matmul(_batch_item(a, i), _batch_item(b, i))
+        return out
+
+    return impl
+
+
 @overload(helpers.matmul, jit_options=_OPTS)
 def _ol_matmul(a, b):
+    if _is_array(a) and _is_array(b) and 3 in (a.ndim, b.ndim) and min(a.ndim, b.ndim) >= 2:
+        return _batched_matmul(a, b)
     if not (_is_array(a) and _is_array(b) and a.ndim in (1, 2) and b.ndim in (1, 2)):
         return _fail("matmul", a, b)
     dt = np.result_type(_np_dtype(a), _np_dtype(b))
@@ -918,3 +949,22 @@ def _ol_singular_values(a):
         return _fail("singular_values", a)
     # numba's svd has no compute_uv: the vectors are computed and dropped
     return lambda a: np.linalg.svd(a, full_matrices=False)[1]
+
+
+@overload(helpers.tril_half_diagonal, jit_options=_OPTS)
+def _ol_tril_half_diagonal(x):
+    if not (_is_array(x) and x.ndim == 2):
+        return _fail("tril_half_diagonal", x)
+    dt = _np_dtype(x)
+
+    def impl(x):
+        n, m = x.shape
+        out = np.zeros((n, m), dt)
+        for i in range(n):
+            for j in range(min(i, m)):
+                out[i, j] = x[i, j]
+            if i < m:
+                out[i, i] = 0.5 * x[i, i]
+        return out
+
+    return impl

@@ -21,6 +21,7 @@ the questions the rest of the compiler asks it (``PRIMITIVES[name].forward_rule`
     linalg_decompositions.py  eigh, svd, qr (one primitive per returned array)
     linalg.py       matmul, outer, diag, trace
     special.py      erf, erfc, gammaln, gamma, polygamma (digamma, ...), expit, xlogy
+    linalg_solve.py solve, inv, det, slogdet, cholesky
     arrays.py       transpose, reshapes, broadcasting, concatenate/stack, getitem, dim/size
     conversions.py  alias, copy, dtype conversions
     creation.py     zeros, ones, full, arange, eye, ...
@@ -28,7 +29,7 @@ the questions the rest of the compiler asks it (``PRIMITIVES[name].forward_rule`
 """
 from . import arithmetic, arrays, bookkeeping, conversions, creation, elementwise, linalg, logic  # noqa: F401
 from . import reductions  # noqa: F401
-from . import gathers, linalg_decompositions, scans, signals, special  # noqa: F401
+from . import gathers, linalg_decompositions, linalg_solve, scans, signals, special  # noqa: F401
 from .emission import placeholder_text, template_for
 from .record import ALL_ARGUMENTS, PRIMITIVES, Kind, Primitive, has_kind, names_of_kind, primitive, result_type
 from .reverse_helpers import ScatterInto, getitem

@@ -17,10 +17,17 @@ def _matmul_vjp(b, g, out, args, params, active):
     elif kind == (1, 2):
         ga = b.call("matmul", c, g) if active[0] else None
         gc = b.call("outer", a, g) if active[1] else None
-    else:
+    elif kind == (2, 2):
         ga = b.call("matmul", g, b.call("transpose", c)) if active[0] else None
         gc = b.call("matmul", b.call("transpose", a), g) if active[1] else None
+    else:  # a stack of matrices (3-d) on either side: summed back over the stack where broadcast
+        ga = b.call("unbroadcast", b.call("matmul", g, _swap_last_axes(b, c)), a) if active[0] else None
+        gc = b.call("unbroadcast", b.call("matmul", _swap_last_axes(b, a), g), c) if active[1] else None
     return [ga, gc]
+
+
+def _swap_last_axes(b, x):
+    return b.call("transpose", x) if x.type.ndim == 2 else b.call("transpose", x, axes=(0, 2, 1))
 
 
 def _outer_vjp(b, g, out, args, params, active):

@@ -57,9 +57,10 @@ def matmul_type(types, params, consts=None):
     a, b = types
     if a.ndim == 0 or b.ndim == 0:
         raise TypeMismatchError("matmul: operands must be arrays, not scalars")
-    ndim = {(1, 1): 0, (2, 1): 1, (1, 2): 1, (2, 2): 2}.get((a.ndim, b.ndim))
+    ndim = {(1, 1): 0, (2, 1): 1, (1, 2): 1, (2, 2): 2, (3, 2): 3, (2, 3): 3, (3, 3): 3}.get((a.ndim, b.ndim))
     if ndim is None:
-        raise TypeMismatchError(f"matmul of {a.ndim}-d and {b.ndim}-d arrays is not supported (1-d and 2-d only)")
+        raise TypeMismatchError(f"matmul of {a.ndim}-d and {b.ndim}-d arrays is not supported "
+                                f"(1-d, 2-d and stacks of matrices (3-d) only)")
     return Type(promote_dtypes(a.dtype, b.dtype), ndim)
 
 
