@@ -334,6 +334,29 @@ def test_gradients_keep_dtype_and_shape_float32(backend):
         np.testing.assert_allclose(g, _fd_grad(dtype_mix, args64, k), rtol=2e-3, atol=1e-4)
 
 
+def float32_loop_with_literals(x, s):
+    y = x
+    for _ in range(3):
+        y = 0.1 * y + np.sin(y) * s - 2
+    return np.sum(np.where(y > 0.0, y, 0.5 * y) * 3.14)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_float32_loop_with_python_number_literals(backend):
+    # numba computes float32 * 0.1 in float64: the loop's array would change dtype between
+    # iterations (a numba typing error) unless the literals are emitted as float32
+    x, s = rand(5, dtype=np.float32), np.float32(0.7)
+    f = compiled(float32_loop_with_literals, backend)
+    value = f(x, s)
+    assert np.asarray(value).dtype == np.float32
+    np.testing.assert_allclose(value, float32_loop_with_literals(x, s), rtol=1e-5)
+    gx, gs = adcompile.grad(f, wrt=(0, 1))(x, s)
+    assert gx.dtype == np.float32 and np.asarray(gs).dtype == np.float32
+    args64 = [x.astype(np.float64), float(s)]
+    for g, k in zip((gx, gs), range(2)):
+        np.testing.assert_allclose(g, _fd_grad(float32_loop_with_literals, args64, k), rtol=2e-3, atol=1e-4)
+
+
 def test_mixed_precision_arguments():
     x = rand(3, dtype=np.float32)
     w = rand(3)

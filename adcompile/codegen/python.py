@@ -11,7 +11,7 @@ import copy
 import astor
 
 from ..ir.indexing import index_text
-from ..ir.primitives import template_for
+from ..ir.primitives import Kind, has_kind, template_for
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, If, Pop, Push, SetItem,
                         Var, While, walk)
@@ -55,6 +55,16 @@ def const_ast(const):
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
         return ast.UnaryOp(ast.USub(), ast.Constant(-value))
     return ast.Constant(value)
+
+
+def _is_number(atom):
+    return isinstance(atom, Const) and isinstance(atom.value, (int, float)) and not isinstance(atom.value, bool)
+
+
+def _single(node):
+    """``np.float32(c)``: numba computes a float32 array times a Python number in float64 (numpy
+    keeps float32), so constants in float32 arithmetic are written as float32 values."""
+    return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "float32", ast.Load()), [node], [])
 
 
 def _src(node):
@@ -104,6 +114,8 @@ class FunctionWriter:
             if isinstance(a, Var):
                 reads |= pending[a][1] if a in pending else sharing({a}, self.roots)
         args = [self.atom(a, pending) for a in stmt.args]
+        if stmt.target.type.dtype == "f4" and has_kind(stmt.prim, Kind.ELEMENTWISE):
+            args = [_single(node) if _is_number(a) else node for a, node in zip(stmt.args, args)]
         template = template_for(stmt.prim, [a.type for a in stmt.args], stmt.params)
         return _Fill(args).visit(_deep(_parse_template(template))), reads
 
