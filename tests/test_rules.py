@@ -664,6 +664,78 @@ def mix_creation(x, s, v):
     return (x + z) * y + w + np.eye(4)[1] * s + np.ones_like(s) * s
 
 
+# --- issue 14: building and reshaping arrays, statistics ---
+@case(normal(3), normal(2, 3), f32=True)
+def np_tile(v, m):
+    return np.tile(v, 2)[1:4] * np.tile(m, (2, 1))[:, 0][:3] + np.tile(v, (2, 1, 2))[1, 0, :3]
+
+
+@case(normal(3), normal(2, 3), f32=True)
+def np_repeat(v, m):
+    return np.repeat(v, 2)[::2] + np.repeat(m, 2, axis=0)[3] * m.repeat(2, axis=1)[1, ::2] + np.repeat(m, 2)[:3]
+
+
+@case(normal(3, 4), f32=True)
+def np_triu_tril(m):
+    return np.triu(m) + np.tril(m, -1) * m + np.triu(m, 2) * 3.0 + np.tril(m, k=1)
+
+
+@case(normal(4), normal(3))
+def np_meshgrid(a, b):
+    X, Y = np.meshgrid(a, b)
+    I, J = np.meshgrid(a, b, indexing="ij")
+    return X * Y + (I * J).T + np.sin(X)
+
+
+@case(normal(2, 3, 4))
+def np_flip(x):
+    return np.flip(x) + np.flip(x, axis=1) * x + np.flip(x, (0, 2)) + np.flipud(x) * np.fliplr(x)
+
+
+@case(normal(3), normal(3, 2), f32=True)
+def np_column_stack(v, m):
+    return np.column_stack((v, m, v * v)) * 2.0 + np.column_stack([m, v, v])[:, ::-1] * v[:, None]
+
+
+@case(normal(4), normal(3, 1), normal())
+def np_broadcast_to(v, c, s):
+    return np.broadcast_to(v, (3, 4)) * np.broadcast_to(c, (3, 4)) + np.broadcast_to(s, (3, 4)) \
+        + np.broadcast_to(c, (2, 3, 4))[1]
+
+
+@case(normal(2, 3, 4), f32=True)
+def np_swapaxes_moveaxis(x):
+    a = np.swapaxes(x, 0, 2) + x.swapaxes(0, -1) * np.moveaxis(x, 0, -1).transpose(1, 0, 2)
+    return a + np.moveaxis(x, (0, 1), (2, 0)).transpose(1, 0, 2) + (np.swapaxes(x[0], 0, 1) @ x[1])[:3, :2]
+
+
+@case(normal(3), normal(2, 3), normal())
+def np_append(v, m, s):
+    return np.append(v, s)[1:] * np.append(m, v)[:3] + np.append(m, m[:1], axis=0)[2] \
+        + np.append(m, m, axis=1)[1, 2:5] + np.append(v, [s, 2.0])[2:]
+
+
+@case(normal(6), normal(4, 5), f32=True)
+def np_split(v, m):
+    a, b, c = np.split(v, 3)
+    p, q = np.split(m, [2], axis=1)
+    parts = np.split(v, [1, -2])
+    return a * b + c + p[:2, 0] + q[1, :2] + parts[2] * parts[0]
+
+
+@case(normal(7), normal(3, 5))
+def np_array_split(v, m):
+    a, b, c = np.array_split(v, 3)
+    p, q = np.array_split(m, 2, axis=1)
+    return a[:2] * b + c + p[:, :2] * q[:, :2] + np.array_split(v, [3])[1][:2]
+
+
+@case(normal(), normal(), normal(5), f32=True)
+def np_linspace_differentiable(a, b, x):
+    return np.linspace(a, b, 5) * x + np.linspace(a, 2.0, 5, endpoint=False) \
+        + np.linspace(0.0, 1.0, num=5, endpoint=False) * b + np.linspace(-1.0, b, x.shape[0])
+
+
 # --- entries outside CASES ----------------------------------------------------------------
 # The prod rule is exact at zeros to first order only (its 0/1 masks are piecewise constant,
 # so second derivatives at exact zeros are lost): these entries are not in CASES, whose
