@@ -161,7 +161,11 @@ def _linspace(tr, args, kwargs, node):
         return tr.emit("linspace", [start, stop, num], node, endpoint=endpoint.value)
     unit = tr.emit("linspace", [const(0.0), const(1.0), num], node, endpoint=endpoint.value)
     if all(end.type.dtype == "f4" for end in (start, stop) if not isinstance(end, Const)):
-        unit = cast(tr, unit, "f4", node)  # a constant end is weakly typed, as in numpy
+        # float32, as in numpy (a constant end is weakly typed); the constant is converted
+        # explicitly, since numba makes float32 - 2.0 a float64
+        start, stop = (tr.emit("as_dtype", [end], node, dtype="f4") if isinstance(end, Const) else end
+                       for end in (start, stop))
+        unit = cast(tr, unit, "f4", node)
     return tr.emit("add", [start, tr.emit("mul", [tr.emit("sub", [stop, start], node), unit], node)], node)
 
 
