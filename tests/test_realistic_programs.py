@@ -579,6 +579,40 @@ PROGRAMS = {
 }
 NUMBA_SUBSET = ["gmm_objective", "ba_objective", "lstm_objective", "train_two_layer", "beale",
                 "pendulum_rk4", "heat", "attention", "hand_chain", "classifier_report"]
+
+
+# --- issue 14: building and reshaping arrays, statistics ---
+def quantile_regression(w, b, X, y, tau):
+    """Pinball (quantile) loss of a linear model, made scale-free by a robust scale estimate:
+    the interquartile range of the residuals around their median, from np.percentile."""
+    r = y - (X @ w + b)
+    q25, q75 = np.percentile(r, [25, 75])
+    scale = (q75 - q25) / 1.349 + 1e-3
+    u = (r - np.median(r)) / scale
+    pinball = np.maximum(tau * u, (tau - 1.0) * u)
+    return np.mean(pinball) + 0.01 * np.sum(w * w)
+
+
+def grid_features(a, c, x):
+    """A separable surface on a grid (np.meshgrid) whose upper triangle is penalised (np.triu),
+    read as columns (np.column_stack) and resampled (np.repeat, np.tile)."""
+    X, Y = np.meshgrid(x, x, indexing="ij")
+    surface = a[0] * X + a[1] * Y + c * X * Y
+    upper = np.triu(surface, 1)
+    columns = np.column_stack((np.repeat(a, 2), np.tile(x[:2], 2)))
+    return np.sum(upper ** 2) + np.sum(np.flip(columns, axis=0) @ a) + np.median(surface)
+
+
+def _quantile_regression_args():
+    w, X, y = _args(80, 3, (20, 3), 20)
+    return w, 0.3, X, y, 0.7
+
+
+PROGRAMS["quantile_regression"] = (quantile_regression, _quantile_regression_args, (0, 1))
+PROGRAMS["grid_features"] = (grid_features, lambda: _args(81, 2) + (0.4,) + _args(82, 5), (0, 1, 2))
+NUMBA_SUBSET += ["quantile_regression", "grid_features"]
+
+
 CASES = [(name, "python") for name in PROGRAMS] + [(name, "numba") for name in NUMBA_SUBSET]
 
 
