@@ -613,6 +613,57 @@ PROGRAMS["grid_features"] = (grid_features, lambda: _args(81, 2) + (0.4,) + _arg
 NUMBA_SUBSET += ["quantile_regression", "grid_features"]
 
 
+def repeats_by_element(x):
+    return np.sum(np.repeat(x, np.array([1, 2, 1])))
+
+
+def triangle_of_3d(x):
+    return np.sum(np.triu(x[None]))
+
+
+def percentile_nearest(x):
+    return np.percentile(x, 50, method="nearest")
+
+
+def median_of_two_axes(x):
+    return np.median(x[None], axis=(0, 1))
+
+
+def percentile_at_a_value(x, q):
+    return np.percentile(x, q)
+
+
+def cov_with_frequency_weights(x):
+    return np.sum(np.cov(x, fweights=np.ones(3)))
+
+
+@pytest.mark.parametrize("fn,args,needle", [
+    (repeats_by_element, _args(83, 3), "np.repeat supports one integer repeat count"),
+    (triangle_of_3d, _args(84, (3, 3)), "np.triu is supported for 2-d arrays"),
+    (percentile_nearest, _args(85, 3), "method='linear'"),
+    (median_of_two_axes, _args(86, 3), "along several axes at once are not supported"),
+    (percentile_at_a_value, _args(87, 3) + (50.0,), "q must be a constant number"),
+    (cov_with_frequency_weights, _args(88, 3), "keyword argument 'fweights' of cov() is not supported"),
+])
+def test_unsupported_building_and_statistics_forms_are_located_errors(fn, args, needle):
+    with pytest.raises(adcompile.AdCompileError) as info:
+        adcompile.grad(adcompile.compile(fn, backend="python"))(*args)
+    assert needle in str(info.value) and THIS_FILE in str(info.value)
+
+
+def split_in_halves(x):
+    first, second = np.split(x, 2)
+    return first * second
+
+
+def test_split_into_unequal_sections_raises_as_numpy():
+    compiled = adcompile.compile(split_in_halves, backend="python")
+    with pytest.raises(ValueError, match="equal division"):
+        compiled(np.ones(5))
+    np.testing.assert_allclose(compiled(np.arange(6.0)), split_in_halves(np.arange(6.0)))
+
+
+
 CASES = [(name, "python") for name in PROGRAMS] + [(name, "numba") for name in NUMBA_SUBSET]
 
 
