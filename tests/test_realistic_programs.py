@@ -663,7 +663,6 @@ def test_split_into_unequal_sections_raises_as_numpy():
     np.testing.assert_allclose(compiled(np.arange(6.0)), split_in_halves(np.arange(6.0)))
 
 
-
 CASES = [(name, "python") for name in PROGRAMS] + [(name, "numba") for name in NUMBA_SUBSET]
 
 
