@@ -172,9 +172,10 @@ def _average(tr, args, kwargs, node):
         total = tr.emit("div", [_reduce(tr, "sum", tr.emit("mul", [x, w], node), axis, keep, node), scale], node)
     else:
         total = _reduce(tr, "mean", x, axis, keep, node)
-        scale = _reduce(tr, "sum", tr.emit("ones_like", [x], node), axis, keep, node)  # the counts
     if not _flag(tr, returned, False, node, "returned"):
         return total
+    if not _given(weights):  # the counts of the averaged elements
+        scale = _reduce(tr, "sum", tr.emit("ones_like", [x], node), axis, keep, node)
     # numpy returns the sum of the weights in the shape of the average
     scale = cast(tr, scale, total.type.dtype, node)
     if total.type.ndim:
