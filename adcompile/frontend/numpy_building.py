@@ -29,11 +29,11 @@ accept({
 })
 
 
-def _given(value):
+def given(value):
     return value is not None and not isinstance(value, NoneValue)
 
 
-def _axis(tr, value, ndim, node, what="axis"):
+def axis_index(tr, value, ndim, node, what="axis"):
     k = static_int(tr, value, node, what)
     if not -ndim <= k < ndim:
         raise tr.error(f"{what} {k} is out of bounds for a {ndim}-d array", node, TypeMismatchError)
@@ -42,7 +42,7 @@ def _axis(tr, value, ndim, node, what="axis"):
 
 def _axes(tr, value, ndim, node, what="axis"):
     values = value.items if isinstance(value, TupleValue) else [value]
-    return [_axis(tr, v, ndim, node, what) for v in values]
+    return [axis_index(tr, v, ndim, node, what) for v in values]
 
 
 def _int_atoms(tr, value, node, what):
@@ -70,7 +70,7 @@ def _at_least_1d(tr, x, node):
     return x if x.type.ndim else tr.emit("expand_axis", [x], node, axis=0)
 
 
-def _permute(tr, x, axes, node):
+def permute(tr, x, axes, node):
     if list(axes) == list(range(x.type.ndim)):
         return x
     if x.type.ndim == 2:
@@ -110,8 +110,8 @@ def _repeat(tr, args, kwargs, node):
     if count.type.dtype != "i8" or count.type.ndim:
         raise tr.error("np.repeat supports one integer repeat count (not an array of counts)", node,
                        UnsupportedFunctionError)
-    if _given(axis) and x.type.ndim:
-        k = _axis(tr, axis, x.type.ndim, node)
+    if given(axis) and x.type.ndim:
+        k = axis_index(tr, axis, x.type.ndim, node)
     else:
         x, k = _at_least_1d(tr, x, node), 0
         if x.type.ndim > 1:
@@ -191,7 +191,7 @@ def _flip(tr, args, kwargs, node):
     x = atom(tr, x, node)
     if x.type.ndim == 0:
         return x
-    axes = _axes(tr, axis, x.type.ndim, node) if _given(axis) else range(x.type.ndim)
+    axes = _axes(tr, axis, x.type.ndim, node) if given(axis) else range(x.type.ndim)
     return _flipped(tr, x, axes, node)
 
 
@@ -212,10 +212,10 @@ handler("np.fliplr")(_flip_axis(1, "fliplr"))
 def _swapaxes(tr, args, kwargs, node):
     x, first, second = _take(args, kwargs, ["a", "axis1", "axis2"])
     x = array_arg(tr, x, node)
-    i, j = _axis(tr, first, x.type.ndim, node), _axis(tr, second, x.type.ndim, node)
+    i, j = axis_index(tr, first, x.type.ndim, node), axis_index(tr, second, x.type.ndim, node)
     axes = list(range(x.type.ndim))
     axes[i], axes[j] = axes[j], axes[i]
-    return _permute(tr, x, axes, node)
+    return permute(tr, x, axes, node)
 
 
 @handler("np.moveaxis")
@@ -231,7 +231,7 @@ def _moveaxis(tr, args, kwargs, node):
     order = [k for k in range(x.type.ndim) if k not in sources]
     for dest, src in sorted(zip(destinations, sources)):  # numpy's own construction
         order.insert(dest, src)
-    return _permute(tr, x, order, node)
+    return permute(tr, x, order, node)
 
 
 # ------------------------------------------------------------------ joining and splitting
@@ -257,21 +257,21 @@ def _column_stack(tr, args, kwargs, node):
 def _append(tr, args, kwargs, node):
     arr, values, axis = _take(args, kwargs, ["arr", "values", "axis"])
     arr, values = _array_value(tr, arr, node), _array_value(tr, values, node)
-    if not _given(axis):
+    if not given(axis):
         flat = [_at_least_1d(tr, a, node) for a in (arr, values)]
         flat = [a if a.type.ndim == 1 else tr.emit("ravel", [a], node) for a in flat]
         return tr.emit("concatenate", flat, node, axis=0)
     if arr.type.ndim == 0 or arr.type.ndim != values.type.ndim:
         raise tr.error("np.append with an axis needs arrays with the same number of dimensions", node,
                        TypeMismatchError)
-    return tr.emit("concatenate", [arr, values], node, axis=_axis(tr, axis, arr.type.ndim, node))
+    return tr.emit("concatenate", [arr, values], node, axis=axis_index(tr, axis, arr.type.ndim, node))
 
 
 def _splitter(equal_parts):
     def fn(tr, args, kwargs, node):
         x, where, axis = _take(args, kwargs, ["ary", "indices_or_sections", "axis"], {"axis": const(0)})
         x = array_arg(tr, x, node)
-        k = _axis(tr, axis, x.type.ndim, node)
+        k = axis_index(tr, axis, x.type.ndim, node)
         if isinstance(where, TupleValue):  # split points
             bounds = [None] + _int_atoms(tr, where, node, "the split indices") + [None]
         else:

@@ -14,7 +14,7 @@ from ..errors import TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
 from ..ir.nodes import Const
 from .calls import accept, array_arg, atom, cast, handler, _take
-from .numpy_building import _axis, _given, _permute
+from .numpy_building import axis_index, given, permute
 from .numpy_reductions import _reduce
 from .static_values import StaticStr
 from .values import TupleValue
@@ -59,7 +59,7 @@ class _Ordered:
             self.order = tr.emit("argsort", [self.values], node)
         else:
             kept = [k for k in range(x.type.ndim) if k != self.axis]
-            lines = _permute(tr, x, kept + [self.axis], node)
+            lines = permute(tr, x, kept + [self.axis], node)
             if x.type.ndim > 2:  # one row per line along the axis
                 self.kept_dims = [tr.emit("dim", [x], node, axis=k) for k in kept]
                 rows = self.kept_dims[0]
@@ -117,7 +117,7 @@ def _ordered(tr, a, axis, keepdims, node):
     if isinstance(axis, TupleValue):
         raise tr.error("order statistics along several axes at once are not supported (one axis or None)",
                        node, UnsupportedFunctionError)
-    k = _axis(tr, axis, x.type.ndim, node) if _given(axis) else None
+    k = axis_index(tr, axis, x.type.ndim, node) if given(axis) else None
     return _Ordered(tr, x, k, _flag(tr, keepdims, False, node, "keepdims"), node)
 
 
@@ -166,7 +166,7 @@ def _average(tr, args, kwargs, node):
     a, axis, weights, returned, keepdims = _take(args, kwargs, ["a", "axis", "weights", "returned", "keepdims"])
     x = atom(tr, a, node)
     keep = _flag(tr, keepdims, False, node, "keepdims")
-    if _given(weights):
+    if given(weights):
         w = _weights_along(tr, x, atom(tr, weights, node), axis, node)
         scale = _reduce(tr, "sum", w, axis, keep, node)
         total = tr.emit("div", [_reduce(tr, "sum", tr.emit("mul", [x, w], node), axis, keep, node), scale], node)
@@ -174,7 +174,7 @@ def _average(tr, args, kwargs, node):
         total = _reduce(tr, "mean", x, axis, keep, node)
     if not _flag(tr, returned, False, node, "returned"):
         return total
-    if not _given(weights):  # the counts of the averaged elements
+    if not given(weights):  # the counts of the averaged elements
         scale = _reduce(tr, "sum", tr.emit("ones_like", [x], node), axis, keep, node)
     # numpy returns the sum of the weights in the shape of the average
     scale = cast(tr, scale, total.type.dtype, node)
@@ -187,10 +187,10 @@ def _weights_along(tr, x, w, axis, node):
     """Weights of x's shape, or 1-d weights along an int axis made to broadcast along it."""
     if w.type.ndim == x.type.ndim:
         return w
-    if not (w.type.ndim == 1 and _given(axis) and not isinstance(axis, TupleValue)):
+    if not (w.type.ndim == 1 and given(axis) and not isinstance(axis, TupleValue)):
         raise tr.error("np.average's weights must have the shape of a, or be 1-d along an int axis", node,
                        TypeMismatchError)
-    k = _axis(tr, axis, x.type.ndim, node)
+    k = axis_index(tr, axis, x.type.ndim, node)
     for j in range(x.type.ndim):
         if j != k:
             w = tr.emit("expand_axis", [w], node, axis=j)
@@ -219,7 +219,7 @@ def _variables(tr, value, rowvar, node):
 def _covariance(tr, m, y, rowvar, ddof, node):
     """The covariance matrix, or a scalar when there is a single variable (numpy squeezes)."""
     rows = [_variables(tr, m, rowvar, node)]
-    if _given(y):
+    if given(y):
         rows.append(_variables(tr, y, rowvar, node))
     x = rows[0] if len(rows) == 1 else tr.emit("concatenate", rows, node, axis=0)
     centred = tr.emit("sub", [x, tr.emit("expand_axis", [tr.emit("mean", [x], node, axis=1)], node, axis=1)], node)
@@ -233,7 +233,7 @@ def _covariance(tr, m, y, rowvar, ddof, node):
 
 
 def _ddof(tr, bias, ddof, node):
-    if _given(ddof):
+    if given(ddof):
         value = atom(tr, ddof, node)
         if value.type.dtype != "i8" or value.type.ndim:
             raise tr.error("np.cov's ddof must be an integer", node, TypeMismatchError)
