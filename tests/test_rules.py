@@ -759,6 +759,126 @@ def mix_special(x, p, a):
     d = sp.expit(x) + sp.logit(p / 4.0) + xlogy(p, p) + np.sinc(x) + np.heaviside(a, 0.5) * x
     e = np.nan_to_num(x / p) + logsumexp(x) + sp.softmax(x) + sp.log_softmax(x) + math.erf(x[0])
     return c * d + e + np.all(a > 0) * p + np.any(a > 0) * x + math.lgamma(p[1]) + math.gamma(p[2])
+# --- issue 14: building and reshaping arrays, statistics ---
+@case(normal(3), normal(2, 3), f32=True)
+def np_tile(v, m):
+    return np.tile(v, 2)[1:4] * np.tile(m, (2, 1))[:, 0][:3] + np.tile(v, (2, 1, 2))[1, 0, :3]
+
+
+@case(normal(3), normal(2, 3), f32=True, numba=True)
+def np_repeat(v, m):
+    return np.repeat(v, 2)[::2] + np.repeat(m, 2, axis=0)[3] * m.repeat(2, axis=1)[1, ::2] + np.repeat(m, 2)[:3]
+
+
+@case(normal(3, 4), f32=True)
+def np_triu_tril(m):
+    return np.triu(m) + np.tril(m, -1) * m + np.triu(m, 2) * 3.0 + np.tril(m, k=1)
+
+
+@case(normal(4), normal(3))
+def np_meshgrid(a, b):
+    X, Y = np.meshgrid(a, b)
+    I, J = np.meshgrid(a, b, indexing="ij")
+    return X * Y + (I * J).T + np.sin(X)
+
+
+@case(normal(2, 3, 4))
+def np_flip(x):
+    return np.flip(x) + np.flip(x, axis=1) * x + np.flip(x, (0, 2)) + np.flipud(x) * np.fliplr(x)
+
+
+@case(normal(3), normal(3, 2), f32=True)
+def np_column_stack(v, m):
+    return np.column_stack((v, m, v * v)) * 2.0 + np.column_stack([m, v, v])[:, ::-1] * v[:, None]
+
+
+@case(normal(4), normal(3, 1), normal())
+def np_broadcast_to(v, c, s):
+    return np.broadcast_to(v, (3, 4)) * np.broadcast_to(c, (3, 4)) + np.broadcast_to(s, (3, 4)) \
+        + np.broadcast_to(c, (2, 3, 4))[1]
+
+
+@case(normal(2, 3, 4), f32=True, numba=True)
+def np_swapaxes_moveaxis(x):
+    a = np.swapaxes(x, 0, 2) + x.swapaxes(0, -1) * np.moveaxis(x, 0, -1).transpose(1, 0, 2)
+    return a + np.moveaxis(x, (0, 1), (2, 0)).transpose(1, 0, 2) + (np.swapaxes(x[0], 0, 1) @ x[1])[:3, :2]
+
+
+@case(normal(3), normal(2, 3), normal())
+def np_append(v, m, s):
+    return np.append(v, s)[1:] * np.append(m, v)[:3] + np.append(m, m[:1], axis=0)[2] \
+        + np.append(m, m, axis=1)[1, 2:5] + np.append(v, [s, 2.0])[2:]
+
+
+@case(normal(6), normal(4, 5), f32=True, numba=True)
+def np_split(v, m):
+    a, b, c = np.split(v, 3)
+    p, q = np.split(m, [2], axis=1)
+    parts = np.split(v, [1, -2])
+    return a * b + c + p[:2, 0] + q[1, :2] + parts[2] * parts[0]
+
+
+@case(normal(7), normal(3, 5))
+def np_array_split(v, m):
+    a, b, c = np.array_split(v, 3)
+    p, q = np.array_split(m, 2, axis=1)
+    return a[:2] * b + c + p[:, :2] * q[:, :2] + np.array_split(v, [3])[1][:2]
+
+
+@case(normal(), normal(), normal(5), f32=True)
+def np_linspace_differentiable(a, b, x):
+    return np.linspace(a, b, 5) * x + np.linspace(a, 2.0, 5, endpoint=False) \
+        + np.linspace(0.0, 1.0, num=5, endpoint=False) * b + np.linspace(-1.0, b, x.shape[0])
+
+
+@case(spread(7), spread(6), spread(2, 3), f32=True)
+def np_median(v, w, m):
+    return np.median(v) * w + np.median(w) + np.median(m) * np.median(m, keepdims=True)[0]
+
+
+@case(spread(3, 4), spread(2, 3, 5), numba=True)
+def np_median_axis(m, t):
+    return np.median(m, axis=0) + np.median(m, axis=1, keepdims=True) + np.median(t, axis=1)[0, :4] \
+        + np.median(t, axis=2)[1, 0] * np.median(t, axis=0)[0, :4] + np.median(m[:, 0], axis=0)
+
+
+@case(spread(9), spread(4, 5), f32=True, numba=True)
+def np_percentile_quantile(v, m):
+    return np.percentile(v, 25) + np.quantile(v, [0.1, 0.5, 0.9]) * np.percentile(m, 70, axis=1)[:3] \
+        + np.quantile(m, 0.35, axis=0)[1:4] + np.percentile(m, [20.0, 80.0], axis=1, keepdims=True)[1, :3, 0] \
+        + np.quantile(m, 0.6) + np.percentile(v, 100) * np.quantile(v, 0.0, method="linear")
+
+
+@case(spread(2, 3, 4))
+def np_quantile_axis_3d(t):
+    return np.quantile(t, 0.3, axis=1) + np.percentile(t, [10, 90], axis=-1)[1][:, :1] \
+        + np.quantile(t, 0.5, axis=2, keepdims=True)[:, :1, 0]
+
+
+@case(normal(5), positive(5), normal(3, 4), positive(4), f32=True)
+def np_average(x, w, m, wm):
+    a = np.average(m, axis=1, weights=wm)
+    c, s = np.average(x, weights=w, returned=True)
+    d, n = np.average(m, axis=0, returned=True)
+    return a * np.average(m, weights=wm * m * m) + c * s + d[:3] * n[1:] \
+        + np.average(m, axis=1, weights=wm, keepdims=True)[:, 0] + np.average(x)
+
+
+@case(spread(3, 4), spread(5))
+def np_ptp(m, v):
+    return np.ptp(m, axis=1) * np.ptp(v) + np.ptp(m, axis=0)[:3] + np.ptp(m, axis=1, keepdims=True)[:, 0] + np.ptp(m)
+
+
+@case(normal(3, 6), normal(6), normal(6, 2), f32=True)
+def np_cov(m, v, t):
+    return np.concatenate(((np.cov(m) + np.cov(m, bias=True) * np.cov(v) + np.cov(m, ddof=2)).ravel(),
+                           (np.cov(t, rowvar=False) + np.cov(v, m[0]) + np.cov(t.T, v)[1:, 1:]).ravel()))
+
+
+@case(normal(3, 6), normal(6), normal(6, 2), numba=True)
+def np_corrcoef(m, v, t):
+    return np.concatenate((np.corrcoef(m).ravel(), np.corrcoef(v, m[1]).ravel(),
+                           np.corrcoef(t, rowvar=False).ravel())) + np.corrcoef(v)
 
 
 # --- entries outside CASES ----------------------------------------------------------------

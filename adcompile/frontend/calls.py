@@ -184,12 +184,18 @@ _ACCEPTS = {
     "np.full": (3, ("shape", "fill_value", "dtype")),
     "np.zeros_like": (2, ("a", "dtype")), "np.ones_like": (2, ("a", "dtype")), "np.empty_like": (2, ("a", "dtype")),
     "np.full_like": _UFUNC2, "np.copy": _UFUNC1, "method.copy": _UFUNC1, "method.astype": (2, ()),
-    "np.arange": (3, ("dtype",)), "np.linspace": (3, ("start", "stop", "num")), "np.eye": _UFUNC1,
+    "np.arange": (3, ("dtype",)), "np.linspace": (4, ("start", "stop", "num", "endpoint")), "np.eye": _UFUNC1,
     "np.identity": _UFUNC1,
     "np.concatenate": (2, ("arrays", "axis")), "np.stack": (2, ("arrays", "axis")),
     "np.hstack": _UFUNC1, "np.vstack": _UFUNC1, "np.array": (2, ("object", "dtype")),
     "np.asarray": (2, ("a", "dtype")),
 }
+
+
+def accept(table):
+    """Declare what the handlers of a family module accept: ``{name: (most positional
+    arguments, keyword names)}``, as in ``_ACCEPTS``."""
+    _ACCEPTS.update(table)
 
 
 def check_arguments(tr, name, args, kwargs, node):

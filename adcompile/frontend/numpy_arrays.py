@@ -2,6 +2,7 @@
 stack, np.array of lists, astype (see ``calls.py``)."""
 from ..errors import TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
+from ..ir.nodes import Const
 from ..ir.types import FLOAT64
 from .calls import (HANDLERS, array_arg, atom, cast, handler, static_int, _take)
 from .resolve import DTypeRef, FuncRef
@@ -146,8 +147,26 @@ def _arange(tr, args, kwargs, node):
 
 @handler("np.linspace")
 def _linspace(tr, args, kwargs, node):
-    start, stop, num = _take(args, kwargs, ["start", "stop", "num"], {"num": const(50)})
-    return tr.emit("linspace", [atom(tr, start, node), atom(tr, stop, node), atom(tr, num, node)], node)
+    """The ``linspace`` primitive between constant ends; ends that are values are differentiable:
+    ``start + (stop - start) * t``, t the same grid on [0, 1] (float32 ends give float32)."""
+    start, stop, num, endpoint = _take(args, kwargs, ["start", "stop", "num", "endpoint"],
+                                       {"num": const(50), "endpoint": const(True)})
+    if not (isinstance(endpoint, Const) and isinstance(endpoint.value, bool)):
+        raise tr.error("np.linspace's endpoint must be True or False", node, TypeMismatchError)
+    start, stop, num = (atom(tr, v, node) for v in (start, stop, num))
+    if start.type.ndim or stop.type.ndim or num.type.dtype != "i8" or num.type.ndim:
+        raise tr.error("np.linspace needs scalar ends and an integer number of points", node,
+                       UnsupportedFunctionError)
+    if isinstance(start, Const) and isinstance(stop, Const):
+        return tr.emit("linspace", [start, stop, num], node, endpoint=endpoint.value)
+    unit = tr.emit("linspace", [const(0.0), const(1.0), num], node, endpoint=endpoint.value)
+    if all(end.type.dtype == "f4" for end in (start, stop) if not isinstance(end, Const)):
+        # float32, as in numpy (a constant end is weakly typed); the constant is converted
+        # explicitly, since numba makes float32 - 2.0 a float64
+        start, stop = (tr.emit("as_dtype", [end], node, dtype="f4") if isinstance(end, Const) else end
+                       for end in (start, stop))
+        unit = cast(tr, unit, "f4", node)
+    return tr.emit("add", [start, tr.emit("mul", [tr.emit("sub", [stop, start], node), unit], node)], node)
 
 
 @handler("np.eye", "np.identity")

@@ -54,6 +54,8 @@ __all__ = [
     "permute_along",
     "singular_values",
     "tril_half_diagonal",
+    "section_length",
+    "argsort_rows",
 ]
 
 
@@ -269,6 +271,21 @@ def tril_half_diagonal(x):
     k = np.arange(out.shape[0])
     out[k, k] *= 0.5
     return out
+# ------------------------------------------------------- splitting and sorting
+
+
+def section_length(n, sections):
+    """``n // sections``, the length of each part of ``np.split(x, sections)`` along an axis
+    of length ``n``; ValueError when ``n`` is not divisible (as numpy's np.split)."""
+    if sections <= 0 or n % sections:
+        raise ValueError("array split does not result in an equal division")
+    return n // sections
+
+
+def argsort_rows(x):
+    """The permutation sorting each row of the 2-D array ``x``: a new int64 array of its
+    shape; ties keep their order (a stable sort)."""
+    return np.argsort(x, axis=1, kind="stable")
 
 
 # ----------------------------------------------------------------------- misc

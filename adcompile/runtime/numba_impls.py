@@ -968,3 +968,29 @@ def _ol_tril_half_diagonal(x):
         return out
 
     return impl
+# ------------------------------------------------------- splitting and sorting
+
+
+@overload(helpers.section_length, jit_options=_OPTS)
+def _ol_section_length(n, sections):
+    def impl(n, sections):
+        if sections <= 0 or n % sections:
+            raise ValueError("array split does not result in an equal division")
+        return n // sections
+
+    return impl
+
+
+@_kernel
+def _argsort_rows(x):
+    out = np.empty(x.shape, np.int64)
+    for i in range(x.shape[0]):
+        out[i] = np.argsort(x[i], kind="mergesort")
+    return out
+
+
+@overload(helpers.argsort_rows, jit_options=_OPTS)
+def _ol_argsort_rows(x):
+    if not (_is_array(x) and x.ndim == 2):
+        return _fail("argsort_rows", x)
+    return lambda x: _argsort_rows(x)

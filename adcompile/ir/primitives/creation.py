@@ -35,5 +35,9 @@ define("ones_like", same_as_first, lambda t, p: "np.ones_like(_0)" if t[0].ndim 
        shape_only=(0,), shape_of=0)
 define("arange", lambda t, p, c=None: Type(promote_dtypes(*[x.dtype for x in t]), 1),
        lambda t, p: f"np.arange({argument_list(len(t))})", kinds=ALLOCATION)
-define("linspace", lambda t, p, c=None: Type(FLOAT64, 1), "np.linspace(_0, _1, _2)", kinds=ALLOCATION)
+# endpoint=False is the grid with one point more, without its end (numpy's values exactly;
+# numba's np.linspace has no endpoint argument)
+define("linspace", lambda t, p, c=None: Type(FLOAT64, 1),
+       lambda t, p: "np.linspace(_0, _1, _2)" if p.get("endpoint", True) else "np.linspace(_0, _1, _2 + 1)[:-1]",
+       kinds=ALLOCATION)
 define("eye", lambda t, p, c=None: Type(FLOAT64, 2), "np.eye(_0)", kinds=ALLOCATION)
