@@ -10,7 +10,7 @@ import copy
 
 import astor
 
-from ..ir.indexing import index_text
+from ..ir.indexing import index_text, positioned_items
 from ..ir.primitives import Kind, has_kind, template_for
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, If, Pop, Push, SetItem,
@@ -120,19 +120,13 @@ class FunctionWriter:
         return _Fill(args).visit(_deep(_parse_template(template))), reads
 
     def index(self, items, pending):
-        names = {}
-        positioned = []
-        for item in items:
-            parts = []
-            for part in item[1:]:
-                if part is None:
-                    parts.append(None)
-                else:
-                    key = len(names)
-                    names[key] = _src(self.atom(part, pending))
-                    parts.append(key)
-            positioned.append((item[0], *parts))
-        return index_text(positioned, lambda k: names[k])
+        names = []
+
+        def name_position(atom):
+            names.append(_src(self.atom(atom, pending)))
+            return len(names) - 1
+
+        return index_text(positioned_items(items, name_position), lambda k: names[k])
 
     # ---------------------------------------------------------------- statements
     def inlinable(self, stmt):

@@ -17,18 +17,20 @@ def result_ndim(x_type, items):
     return x_type.ndim - consumed + produced + (max(arrays) if arrays else 0)
 
 
+def positioned_items(items, position_of):
+    """``items`` with each atom replaced by ``position_of(atom)`` (absent parts stay None)."""
+    return [(item[0], *[None if part is None else position_of(part) for part in item[1:]]) for item in items]
+
+
 def index_params(x_type, items):
     """Params of a ``getitem`` of a value of ``x_type`` and its index argument atoms."""
-    index_args, positioned = [], []
-    for item in items:
-        parts = []
-        for part in item[1:]:
-            if part is None:
-                parts.append(None)
-            else:
-                index_args.append(part)
-                parts.append(len(index_args))  # position in the Assign's args (x is 0)
-        positioned.append((item[0], *parts))
+    index_args = []
+
+    def argument_position(atom):
+        index_args.append(atom)
+        return len(index_args)  # position in the Assign's args (x is 0)
+
+    positioned = positioned_items(items, argument_position)
     params = {"items": tuple(positioned), "result_ndim": result_ndim(x_type, items),
               "text": index_text(positioned)}
     return params, index_args
