@@ -145,8 +145,8 @@ def uses_einsum_ellipsis(x):
     return np.einsum("...i,...i->...", x, x)
 
 
-def uses_median(x):
-    return np.median(x)
+def uses_unwrap(x):
+    return np.sum(np.unwrap(x))
 
 
 def recursive(x, n):
@@ -254,8 +254,8 @@ BAD_CASES = [
      "return np.sum(np.linalg.eig(a)[0])"),
     ("einsum-ellipsis", lambda: adcompile.grad(py(uses_einsum_ellipsis))(X3), UnsupportedFunctionError,
      ["einsum", "ellipses"], 'return np.einsum("...i,...i->...", x, x)'),
-    ("median", lambda: adcompile.grad(py(uses_median))(X3), UnsupportedFunctionError, ["median"],
-     "return np.median(x)"),
+    ("unwrap", lambda: adcompile.grad(py(uses_unwrap))(X3), UnsupportedFunctionError, ["unwrap"],
+     "return np.sum(np.unwrap(x))"),
     ("matmul-4d", lambda: py(matmul_4d)(X3), TypeMismatchError, ["4-d"], "return np.sum(np.ones((2, 2, 2, 2)) @ x)"),
     ("float-index", lambda: py(float_index)(X3), TypeMismatchError, ["integers"], "return x[1.5]"),
     # recursion
