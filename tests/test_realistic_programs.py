@@ -935,7 +935,13 @@ def test_split_into_unequal_sections_raises_as_numpy():
     np.testing.assert_allclose(compiled(np.arange(6.0)), split_in_halves(np.arange(6.0)))
 
 
-CASES = [(name, "python") for name in PROGRAMS] + [(name, "numba") for name in NUMBA_SUBSET]
+# Compiled by numba in the long profile only (``pytest -m slow``): each costs seconds of numba
+# compilation, and the default run keeps the programs the issues name.
+NUMBA_LONG_PROFILE = {"max_drawdown_penalty", "whitened_gaussian_nll", "focal_loss", "negative_binomial_nll",
+                      "student_t_nll", "label_smoothed_softmax", "grid_features"}
+CASES = [(name, "python") for name in PROGRAMS] + [
+    pytest.param(name, "numba", marks=[pytest.mark.slow] if name in NUMBA_LONG_PROFILE else [])
+    for name in NUMBA_SUBSET]
 
 
 @pytest.mark.parametrize("name,backend", CASES)

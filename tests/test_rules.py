@@ -107,7 +107,9 @@ CASES = []
 
 
 def case(*gens, f32=False, numba=False, rtol=1.0):
-    """Register the op below; ``rtol`` scales the tolerances for ill-conditioned entries."""
+    """Register the op below; ``rtol`` scales the tolerances for ill-conditioned entries.
+    ``numba="slow"``: its numba check runs in the long profile only (``pytest -m slow``): each
+    numba compile costs seconds, so the default run keeps a sample of each section."""
     def register(fn):
         CASES.append(Case(fn, gens, f32, numba, rtol))
         return fn
@@ -765,7 +767,7 @@ def np_tile(v, m):
     return np.tile(v, 2)[1:4] * np.tile(m, (2, 1))[:, 0][:3] + np.tile(v, (2, 1, 2))[1, 0, :3]
 
 
-@case(normal(3), normal(2, 3), f32=True, numba=True)
+@case(normal(3), normal(2, 3), f32=True, numba="slow")
 def np_repeat(v, m):
     return np.repeat(v, 2)[::2] + np.repeat(m, 2, axis=0)[3] * m.repeat(2, axis=1)[1, ::2] + np.repeat(m, 2)[:3]
 
@@ -798,7 +800,7 @@ def np_broadcast_to(v, c, s):
         + np.broadcast_to(c, (2, 3, 4))[1]
 
 
-@case(normal(2, 3, 4), f32=True, numba=True)
+@case(normal(2, 3, 4), f32=True, numba="slow")
 def np_swapaxes_moveaxis(x):
     a = np.swapaxes(x, 0, 2) + x.swapaxes(0, -1) * np.moveaxis(x, 0, -1).transpose(1, 0, 2)
     return a + np.moveaxis(x, (0, 1), (2, 0)).transpose(1, 0, 2) + (np.swapaxes(x[0], 0, 1) @ x[1])[:3, :2]
@@ -810,7 +812,7 @@ def np_append(v, m, s):
         + np.append(m, m, axis=1)[1, 2:5] + np.append(v, [s, 2.0])[2:]
 
 
-@case(normal(6), normal(4, 5), f32=True, numba=True)
+@case(normal(6), normal(4, 5), f32=True, numba="slow")
 def np_split(v, m):
     a, b, c = np.split(v, 3)
     p, q = np.split(m, [2], axis=1)
@@ -836,7 +838,7 @@ def np_median(v, w, m):
     return np.median(v) * w + np.median(w) + np.median(m) * np.median(m, keepdims=True)[0]
 
 
-@case(spread(3, 4), spread(2, 3, 5), numba=True)
+@case(spread(3, 4), spread(2, 3, 5), numba="slow")
 def np_median_axis(m, t):
     return np.median(m, axis=0) + np.median(m, axis=1, keepdims=True) + np.median(t, axis=1)[0, :4] \
         + np.median(t, axis=2)[1, 0] * np.median(t, axis=0)[0, :4] + np.median(m[:, 0], axis=0)
@@ -875,7 +877,7 @@ def np_cov(m, v, t):
                            (np.cov(t, rowvar=False) + np.cov(v, m[0]) + np.cov(t.T, v)[1:, 1:]).ravel()))
 
 
-@case(normal(3, 6), normal(6), normal(6, 2), numba=True)
+@case(normal(3, 6), normal(6), normal(6, 2), numba="slow")
 def np_corrcoef(m, v, t):
     return np.concatenate((np.corrcoef(m).ravel(), np.corrcoef(v, m[1]).ravel(),
                            np.corrcoef(t, rowvar=False).ravel())) + np.corrcoef(v)
@@ -1070,7 +1072,7 @@ def increasing(n, low=-1.0, high=1.0):
     return _gen(lambda rng, s: np.sort(rng.uniform(low, high, s)) + np.arange(s[0]) * 0.05, (n,))
 
 
-@case(normal(6), f32=True, numba=True)
+@case(normal(6), f32=True, numba="slow")
 def np_roll(x):
     return np.roll(x, 2) * np.roll(x, -1) + np.roll(x, 7)
 
@@ -1090,7 +1092,7 @@ def np_pad_per_axis(x, c):
     return np.pad(x, ((1, 0), (2, 3)), constant_values=c) + np.pad(x, ((0, 1), (3, 2)))
 
 
-@case(normal(5), normal(3, 4), numba=True)
+@case(normal(5), normal(3, 4), numba="slow")
 def np_pad_edge_reflect(x, m):
     a = np.pad(x, (2, 3), mode="edge") * np.pad(x, (3, 2), mode="reflect")
     return np.sum(a) + np.pad(m, ((1, 2), (3, 1)), mode="reflect") * np.pad(m, ((2, 1), (2, 2)), mode="edge")
@@ -1116,7 +1118,7 @@ def np_correlate_valid(a, v):
     return np.correlate(a, v) * np.correlate(a, v, "valid")
 
 
-@case(normal(6), normal(3), numba=True)
+@case(normal(6), normal(3), numba="slow")
 def np_correlate_modes(a, v):
     return np.correlate(a, v, "full")[1:7] + np.correlate(a, v, mode="same") + np.sum(np.correlate(v, a, "same"))
 
@@ -1126,7 +1128,7 @@ def np_correlate_short_signal(a, v):
     return np.correlate(a, v, "same") * np.sum(np.correlate(a, v, "full")) + np.sum(np.correlate(a, v, "valid"))
 
 
-@case(off_grid(7), increasing(5, -3.0, 3.0), normal(5), f32=True, numba=True)
+@case(off_grid(7), increasing(5, -3.0, 3.0), normal(5), f32=True, numba="slow")
 def np_interp(x, xp, fp):
     return np.interp(x, xp, fp) + np.interp(x[0], xp, fp * fp)
 
@@ -1143,22 +1145,22 @@ def np_polyfit(x, y):
     return np.polyfit(x, y, 2)
 
 
-@case(unit(10), normal(10), numba=True)
+@case(unit(10), normal(10), numba="slow")
 def np_polyfit_cubic(x, y):
     return np.polyval(np.polyfit(x, y, 3), x) + np.polyfit(x, y * y, 1)[0] + np.polyfit(x, y, 0)
 
 
-@case(normal(6), fixed(np.array([0, 5, 2, 2, -1])), f32=True, numba=True)
+@case(normal(6), fixed(np.array([0, 5, 2, 2, -1])), f32=True, numba="slow")
 def np_take(x, idx):
     return np.take(x, idx) * np.take(x, [1, 0, 1, 3, 3]) + x.take(idx) + np.take(x, 4)
 
 
-@case(normal(3, 5), fixed(np.array([4, 0, 4, 1])), numba=True)
+@case(normal(3, 5), fixed(np.array([4, 0, 4, 1])), numba="slow")
 def np_take_axis(m, idx):
     return np.take(m, idx, axis=1) + np.take(m, 2, axis=1)[:, None] * np.take(m, [2, 0], axis=0)[1, :4]
 
 
-@case(normal(3, 5), fixed(np.array([[4, 0], [1, 1], [2, -1]])), f32=True, numba=True)
+@case(normal(3, 5), fixed(np.array([[4, 0], [1, 1], [2, -1]])), f32=True, numba="slow")
 def np_take_along_axis(m, idx):
     rows = np.take_along_axis(m, idx, axis=1)
     return rows * rows[:, :1] + np.take_along_axis(m, np.array([[2, 0, 1, 1, 0]]), axis=0)[0, 1:3]
@@ -1195,7 +1197,7 @@ def index_add_assign_repeated(w, idx, v):
     return g
 
 
-@case(fixed(np.array([1, 4, 1, 1, 0])), normal(5), f32=True, numba=True)
+@case(fixed(np.array([1, 4, 1, 1, 0])), normal(5), f32=True, numba="slow")
 def np_bincount_weights(idx, w):
     return np.bincount(idx, weights=w) * np.bincount(idx, w * w, minlength=7)[:5]
 
@@ -1206,13 +1208,13 @@ def np_bincount_counts(x, idx):
     return x * counts + x * x * np.bincount(idx)[0]
 
 
-@case(normal(4, 4), f32=True, numba=True)
+@case(normal(4, 4), f32=True, numba="slow")
 def np_triu_indices(a):
     upper = a[np.triu_indices(4)]
     return upper * a[np.tril_indices(4)] + a[np.tril_indices(4, -1)][2] + np.sum(a[np.triu_indices(4, 1)]) + np.triu_indices(4)[1] * upper
 
 
-@case(normal(3, 4), normal(4), f32=True, numba=True)
+@case(normal(3, 4), normal(4), f32=True, numba="slow")
 def index_list(a, x):
     return a[[0, 2], :] * x[[0, 3, 3, 1]] + a[[1, 1]] + a[:2, [3, 0, 0, 2]] * x[[-1]]
 
@@ -1411,7 +1413,7 @@ def ill(n, **kw):
     return conditioned(n, 1e3, **kw)
 
 
-@case(well(4), normal(4), f32=True, numba=True)
+@case(well(4), normal(4), f32=True, numba="slow")
 def linalg_solve_vector(a, b):
     return np.linalg.solve(a, b)
 
@@ -1426,7 +1428,7 @@ def linalg_solve_ill_conditioned(a, b):
     return np.linalg.solve(a, b)
 
 
-@case(well(3), f32=True, numba=True)
+@case(well(3), f32=True, numba="slow")
 def linalg_inv(a):
     return np.linalg.inv(a)
 
@@ -1446,7 +1448,7 @@ def linalg_det_ill_conditioned(a):
     return np.linalg.det(a) * 1e-4
 
 
-@case(well(3, negative_det=True), f32=True, numba=True)
+@case(well(3, negative_det=True), f32=True, numba="slow")
 def linalg_slogdet(a):
     sign, logdet = np.linalg.slogdet(a)
     return sign * logdet + np.linalg.slogdet(a.T @ a)[1] * a[1]
@@ -1573,7 +1575,8 @@ def test_first_order_only_entries(entry, dtype):
     check_transpose_identity(entry, dtype=dtype)
 
 
-@pytest.mark.parametrize("entry", NUMBA_CASES, ids=repr)
+@pytest.mark.parametrize("entry", [pytest.param(c, marks=[pytest.mark.slow] if c.numba == "slow" else [])
+                                   for c in NUMBA_CASES], ids=repr)
 def test_numba_gradient_equals_python_run(entry):
     """The numba-compiled gradient is right (``check_gradient``: against finite differences) and
     equals the plain-Python backend's numbers. (Both backends generate the same source, so
