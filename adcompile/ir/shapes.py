@@ -16,6 +16,7 @@ built from them (``np.zeros(n)``) are known.
     shapes.of(atom)       -> tuple of Dim, one per axis (() for scalars)
     shapes.same(a, b)     -> bool: provably equal shapes for every input
     shapes.source(dim)    -> Python text computing the dim from the parameters, or None
+    shapes.stable(var)    -> bool: every assignment of ``var`` gives it the same shape
 """
 from .dims import Dim, add, constant, difference, format_dim, multiply, symbol
 from .indexing import items_with_atoms
@@ -36,6 +37,7 @@ class ShapeMap:
         self._opaque = {}  # key -> opaque Dim, stable across rounds
         self._tapes = {}  # tape Var -> shape of the values pushed on it
         self._broadcast_members = {}  # Dim standing for a broadcast -> the lengths broadcast
+        self._widened = set()  # variables whose assignments give different shapes
         self._infer()
 
     # -- queries ---------------------------------------------------------------
@@ -50,6 +52,11 @@ class ShapeMap:
         if (isinstance(a, Var) and a.type.ndim) != (isinstance(b, Var) and b.type.ndim):
             return False
         return self.of(a) == self.of(b)
+
+    def stable(self, var):
+        """Whether every assignment of ``var`` (and its value on entry, for a parameter) gives
+        it the same shape, so that reading its shape at any point reads that shape."""
+        return var in self._shapes and var not in self._widened
 
     def length(self, atom):
         """The Dim an integer scalar holds, or None."""
@@ -113,6 +120,7 @@ class ShapeMap:
                 return
         else:
             new = self._unknown(("join", var.uid), ndim)
+            self._widened.add(var)
             if old == new:
                 return
         table[var] = new
