@@ -76,6 +76,7 @@ class _Specialised:
         self._specs = {}
         self._plans = {}
         self._fast_plans = {}  # the same plans, keyed by what a call can see cheaply
+        self._fast_signatures = {}  # what a call can see cheaply -> its signature
         self._last_signature = None
         self._lock = threading.RLock()  # first calls from several threads build a signature once
 
@@ -128,7 +129,10 @@ class _Specialised:
             if _has_module(args):  # a Module argument: compiled as a flat function of its arrays
                 return module_compiler().run(self, args, extra)
             self.check_arity(args)
-            plan = self._fast_plans[key] = self.plan(self.signature(args))
+            sig = self.signature(args)
+            plan = self.plan(sig)
+            self._fast_signatures[key] = sig
+            self._fast_plans[key] = plan
         compiled, hidden, finish = plan
         try:
             result = compiled(*args, *hidden, *extra)
@@ -140,6 +144,11 @@ class _Specialised:
                 raise
             raise explained from error
         return finish(result)
+
+    def call_signature(self, args):
+        """The signature of ``args`` (as ``signature``), cheaply for the arguments of a past call."""
+        sig = self._fast_signatures.get(tuple(map(_fast_key, args)))
+        return sig if sig is not None else self.signature(args)
 
     def call_arguments(self, args, kwargs=None):
         """The positional arguments of the call ``fn(*args, **kwargs)``: keywords and defaults
