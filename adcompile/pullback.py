@@ -23,6 +23,7 @@ class PullbackHalf(_Specialised):
         self.derived, self.half = derived, half
         self.base = derived
         self.backend = derived.backend
+        self.tiered = derived.tiered
         self.name = f"{derived.name}.{half}"
         self.param_names = derived.param_names
         self._splits = {}
