@@ -131,9 +131,10 @@ class _Specialised:
         return load(source, fn_ir.name, self.backend)
 
     def tier(self, /, *args, wait=False, **kwargs):
-        """Which code runs for the signature of ``args`` (default: the last call's): "numba"
-        (machine code), or "python" (the generated Python, while numba compiles in the
-        background). ``wait=True`` waits for that compile to end (and raises its error)."""
+        """Which code ran the last call with the signature of ``args`` (default: the last call's
+        signature): "numba" (machine code) or "python" (the generated Python, while numba
+        compiled in the background). ``wait=True`` waits for that compile to end and tells which
+        code the next call runs: "numba", or the compile's error is raised as a call raises it."""
         sig = signature_for(self, args, "tier", kwargs)
         fn_ir, _, compiled = self.specialization(sig)
         if not hasattr(compiled, "tier"):

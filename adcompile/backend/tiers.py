@@ -110,12 +110,16 @@ class TieredFunction:
             self.done.set()
 
     def tier(self, wait=False):
-        """Which code the next call runs: "numba" or "python" (numba still compiling); with
-        ``wait``, after the background compile has ended (raising numba's error if it failed)."""
-        if wait and self._started:
-            self.done.wait()
-        if wait and self.error is not None:
-            raise self.error.with_traceback(self._error_traceback)
+        """Which code ran the last call ("numba", or "python" while numba compiled), or before
+        any call, which code the next runs. ``wait``: wait for the background compile to end and
+        tell which code the next call runs: "numba", or numba's error raised."""
+        if wait:
+            if self._started:
+                self.done.wait()
+            if self.error is not None:
+                raise self.error.with_traceback(self._error_traceback)
+        elif self.last_tier is not None:
+            return self.last_tier
         return NUMBA if self.machine_code is not None else PYTHON
 
 
