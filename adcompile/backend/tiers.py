@@ -15,7 +15,8 @@ already holds the function (loading it takes milliseconds) and for code with loo
 ``api.py``: a Python loop of scalar steps runs far slower than numba takes to compile it).
 
 The compiling thread is a daemon: a process that exits while it runs does not wait for it;
-numba's cache files are written whole or not at all, so nothing half-written is left.
+numba's cache files are written whole or not at all, so nothing half-written is left. A
+forked child starts its own compile at its next call.
 """
 import os
 import threading
@@ -53,6 +54,18 @@ def load_tiered(source, name):
         if tiered is None:
             tiered = _tiered[key] = TieredFunction(load(source, name, PYTHON), source, name)
         return tiered
+
+
+def _restart_compiles_in_forked_child():
+    """A forked process has none of its parent's threads: compiles still running there start
+    again at the child's next call instead of being waited for forever."""
+    for tiered in _tiered.values():
+        if not tiered.done.is_set():
+            tiered._started = False
+            tiered._start_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_restart_compiles_in_forked_child)
 
 
 class TieredFunction:
