@@ -6,8 +6,8 @@ call takes microseconds). Here a derived function is kept on the function it is 
 keyed by what determines it (the transform, ``wrt``, ``mode``), and a plain Python function is
 compiled once and kept in a weak dictionary. A plain function is checked at every use against
 what its compile read from it -- its code, defaults, closure cells and the globals its code
-names, compared by identity -- so a redefined or rebound function (or a rebound global such as
-``k = 2.0``) gets a new compile instead of a stale derivative. An ``adcompile.compile`` function
+names, compared by identity (not what is inside them) -- so a redefined or rebound function
+(or a rebound global such as ``k = 2.0``) gets a new compile instead of a stale derivative. An ``adcompile.compile`` function
 is its own key: like its calls, its derivatives keep what its first compile read.
 """
 import threading
@@ -18,7 +18,6 @@ from .api import DerivedFunction, _Specialised, as_compiled
 _MISSING = object()
 _lock = threading.Lock()
 _compiled_of_plain = weakref.WeakKeyDictionary()  # Python function -> (fingerprint, CompiledFunction)
-builds = {"compiled": 0, "derived": 0}  # how many were made: tests check that repeated calls reuse them
 
 
 def _names_used(code):
@@ -64,7 +63,6 @@ def compiled_function(f):
     if compiled is not None and _same(fingerprint_then, _fingerprint(f, fingerprint_then[3])):
         return compiled
     compiled = as_compiled(f)
-    builds["compiled"] += 1
     try:
         with _lock:
             _compiled_of_plain[f] = (_fingerprint(f), compiled)
@@ -88,5 +86,4 @@ def derived_function(base, kind, wrt=None, tangents_only=False, mode="rev"):
         if derived is None:
             derived = base._derived_functions[key] = DerivedFunction(base, kind, wrt, tangents_only=tangents_only,
                                                                      mode=mode)
-            builds["derived"] += 1
     return derived
