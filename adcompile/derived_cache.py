@@ -7,8 +7,9 @@ keyed by what determines it (the transform, ``wrt``, ``mode``), and a plain Pyth
 compiled once and kept in a weak dictionary. A plain function is checked at every use against
 what its compile read from it -- its code, defaults, closure cells and the globals its code
 names, compared by identity (not what is inside them) -- so a redefined or rebound function
-(or a rebound global such as ``k = 2.0``) gets a new compile instead of a stale derivative. An ``adcompile.compile`` function
-is its own key: like its calls, its derivatives keep what its first compile read.
+(or a rebound global such as ``k = 2.0``) gets a new compile instead of a stale derivative.
+An ``adcompile.compile`` function is its own key: like its calls, its derivatives keep what
+its first compile read.
 """
 import threading
 import weakref

@@ -1,8 +1,9 @@
 """The function forms ``hvp``, ``jvp``, ``vjp``, ``gradcheck`` reuse the derived function they build.
 
 Each test counts the specialisations built (the calls of ``generate``, which turns a
-specialisation's IR into source) rather than timing anything, and checks the values against finite differences, so a cache that returned
-a wrong or stale derivative fails. Plain Python functions are compiled with the Python
+specialisation's IR into source) rather than timing anything, and checks the values against
+finite differences or exact derivatives, so a cache that returned a wrong or stale derivative
+fails. Plain Python functions are compiled with the Python
 backend here (``as_compiled`` patched) to keep the tests fast.
 """
 import numpy as np
