@@ -12,6 +12,7 @@ import threading
 import numpy as np
 
 from .backend.loader import BACKENDS, load
+from .backend.tiers import NUMBA, PYTHON, enabled, in_disk_cache, load_tiered
 from .call_signatures import signature_for
 from .codegen.python import generate
 from .errors import (AdCompileError, CallError, Location, SourceUnavailableError, UnsupportedSyntaxError,
@@ -20,6 +21,7 @@ from .frontend.parse import translate
 from .derived_reverse import pullback_ir, reverse_applies, reverse_of_derived
 from .ir.builder import Namer
 from .ir.clone import copy_function
+from .ir.nodes import For, While, walk
 from .ir.types import describe_value, type_of_value
 from .matrix_ir import matrix_ir
 from .module import Module
@@ -56,6 +58,10 @@ def restore_float32(fn_ir, result):
     return np.float32(result)
 
 
+def has_loops(fn_ir):
+    return any(isinstance(stmt, (For, While)) for stmt in walk(fn_ir.body))
+
+
 def _has_module(args):
     return any(isinstance(a, Module) for a in args)
 
@@ -71,11 +77,13 @@ class _Specialised:
     """Common machinery: per-signature IR, source and compiled callable."""
 
     backend = "numba"
+    tiered = None  # run the generated Python while numba compiles (None: as ADCOMPILE_TIERED says)
 
     def __init__(self):
         self._specs = {}
         self._plans = {}
         self._fast_plans = {}  # the same plans, keyed by what a call can see cheaply
+        self._fast_signatures = {}  # what a call can see cheaply -> its signature
         self._last_signature = None
         self._lock = threading.RLock()  # first calls from several threads build a signature once
 
@@ -108,10 +116,38 @@ class _Specialised:
                 if spec is None:
                     fn_ir = self.ir(sig)
                     source = generate(fn_ir, origin=self.origin())
-                    spec = (fn_ir, source, load(source, fn_ir.name, self.backend))
+                    spec = (fn_ir, source, self.load_code(fn_ir, source))
                     self._specs[sig] = spec
         self._last_signature = sig
         return spec
+
+    def load_code(self, fn_ir, source):
+        """The callable running ``source``: numba's, or tiered (the Python first, while numba
+        compiles: ``backend/tiers.py``). Waits for numba where its disk cache has the code, and
+        for code with loops: scalar steps in a Python loop run far slower than numba compiles."""
+        if self.backend == NUMBA and enabled(self.tiered) and not has_loops(fn_ir) \
+                and not in_disk_cache(source, fn_ir.name):
+            return load_tiered(source, fn_ir.name)
+        return load(source, fn_ir.name, self.backend)
+
+    def tier(self, /, *args, wait=False, **kwargs):
+        """Which code ran the last call with the signature of ``args`` (default: the last call's
+        signature): "numba" (machine code) or "python" (the generated Python, while numba
+        compiled in the background). ``wait=True`` waits for that compile to end and tells which
+        code the next call runs: "numba", or the compile's error is raised as a call raises it."""
+        sig = signature_for(self, args, "tier", kwargs)
+        fn_ir, _, compiled = self.specialization(sig)
+        if not hasattr(compiled, "tier"):
+            return PYTHON if self.backend == PYTHON else NUMBA
+        try:
+            return compiled.tier(wait)
+        except AdCompileError:
+            raise
+        except Exception as error:
+            explained = explain_failure(error, self, sig, ())
+            if explained is error:
+                raise
+            raise explained from error
 
     def source(self, /, *args, **kwargs):
         # the last call's signature, or that of ``args``
@@ -128,7 +164,10 @@ class _Specialised:
             if _has_module(args):  # a Module argument: compiled as a flat function of its arrays
                 return module_compiler().run(self, args, extra)
             self.check_arity(args)
-            plan = self._fast_plans[key] = self.plan(self.signature(args))
+            sig = self.signature(args)
+            plan = self.plan(sig)
+            self._fast_signatures[key] = sig
+            self._fast_plans[key] = plan
         compiled, hidden, finish = plan
         try:
             result = compiled(*args, *hidden, *extra)
@@ -140,6 +179,11 @@ class _Specialised:
                 raise
             raise explained from error
         return finish(result)
+
+    def call_signature(self, args):
+        """The signature of ``args`` (as ``signature``), cheaply for the arguments of a past call."""
+        sig = self._fast_signatures.get(tuple(map(_fast_key, args)))
+        return sig if sig is not None else self.signature(args)
 
     def call_arguments(self, args, kwargs=None):
         """The positional arguments of the call ``fn(*args, **kwargs)``: keywords and defaults
@@ -165,13 +209,14 @@ class _Specialised:
 class CompiledFunction(_Specialised):
     """``@adcompile.compile``: calling it runs the compiled forward function."""
 
-    def __init__(self, pyfunc, backend="numba"):
+    def __init__(self, pyfunc, backend="numba", tiered=None):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
         _reject_async(pyfunc)
         self.pyfunc = pyfunc
         self.backend = backend
+        self.tiered = tiered
         self.name = getattr(pyfunc, "__name__", "function")
         self.param_names = list(inspect.signature(pyfunc).parameters)
         self._ir = {}
@@ -283,6 +328,7 @@ class DerivedFunction(_Specialised):
         self.tangents_only = tangents_only  # jvp: return only the output tangents
         self.mode = mode  # jacobian: "rev" (rows of vjps) or "fwd" (columns of jvps)
         self.backend = self.base.backend
+        self.tiered = self.base.tiered
         self.param_names = self.base.param_names
         self.name = f"{kind}({self.base.name})"
         self.wrt, self.wrt_is_tuple = (wrt_indices(self.base, wrt) if wrt is not None
@@ -464,11 +510,14 @@ class DerivedFunction(_Specialised):
         return f"<adcompile {self.name}>"
 
 
-def compile(fn=None, *, backend="numba"):
+def compile(fn=None, *, backend="numba", tiered=None):
     """Decorator: compile ``fn`` with numba (``backend='python'`` runs the generated Python).
 
     Nothing is compiled before the first call; code is generated per argument signature
-    (dtype and ndim of each argument). Keywords and defaults bind as in Python.
+    (dtype and ndim of each argument). Keywords and defaults bind as in Python. With numba,
+    the first calls of code without loops run the generated Python while numba compiles in
+    the background (``fn.tier()`` says which ran); ``tiered=False`` (or the environment
+    variable ``ADCOMPILE_TIERED=0``) makes the first call wait for numba instead.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")  # without backend=, numba compiles the generated code
@@ -485,8 +534,8 @@ def compile(fn=None, *, backend="numba"):
     <BLANKLINE>
     """
     if fn is None:
-        return lambda f: CompiledFunction(f, backend=backend)
-    return CompiledFunction(fn, backend=backend)
+        return lambda f: CompiledFunction(f, backend=backend, tiered=tiered)
+    return CompiledFunction(fn, backend=backend, tiered=tiered)
 
 
 def grad(f, wrt=0):

@@ -8,7 +8,8 @@ IR), so they can be compiled, inspected, called in compiled code and differentia
 """
 import numpy as np
 
-from .api import DerivedFunction, _has_module, as_compiled
+from .api import DerivedFunction, _has_module
+from .derived_cache import compiled_function, derived_function
 from .errors import CallError
 from .module_dispatch import module_compiler
 
@@ -18,11 +19,20 @@ def _as_tuple(value):
 
 
 def _tangent_like(t, x, name):
+    if type(t) is np.ndarray and type(x) is np.ndarray and t.dtype == x.dtype and t.shape == x.shape \
+            and x.dtype.kind == "f":
+        return t  # already what the generated code takes: the common case, kept cheap
     t = np.asarray(t, dtype=np.result_type(x, np.float32)) if isinstance(x, np.ndarray) else float(t)
     if np.shape(t) != np.shape(x):
         raise CallError(f"the tangent for '{name}' has shape {np.shape(t)} but the argument has shape "
                         f"{np.shape(x)}")
     return t
+
+
+def _tangents_of(primals, tangents, names):
+    """(indices of the differentiated arguments, their tangents as the generated code takes them)."""
+    wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
+    return wrt, tuple(_tangent_like(tangents[k], primals[k], names[k]) for k in wrt)
 
 
 def _bind_primals(compiled, primals, tangents, what):
@@ -61,18 +71,16 @@ def jvp(f, primals, tangents):
     >>> tangent
     array([ 2., -2.])
     """
-    compiled = as_compiled(f)
+    compiled = compiled_function(f)
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "jvp")
     if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
         return module_compiler().jvp(compiled, primals, tangents)
-    wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
-    names = compiled.param_names
-    extra = tuple(_tangent_like(tangents[k], primals[k], names[k]) for k in wrt)
-    derived = DerivedFunction(compiled, "jvp", wrt)
+    wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
+    derived = derived_function(compiled, "jvp", wrt)
     result = derived.call_with_extra(primals, extra)
     n_out = len(result) // 2
     outs, touts = tuple(result[:n_out]), tuple(result[n_out:])
-    if compiled.user_returns_tuple(derived.signature(primals)):
+    if compiled.user_returns_tuple(derived.call_signature(primals)):
         return outs, touts
     return outs[0], touts[0]
 
@@ -91,15 +99,15 @@ def hvp(f, primals, tangents):
     >>> adcompile.hvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))  # H = diag(6 x)
     array([6., 0.])
     """
-    compiled = as_compiled(f)
+    compiled = compiled_function(f)
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "hvp")
     if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
         return module_compiler().hvp(compiled, primals, tangents)
-    wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
-    gradient = DerivedFunction(compiled, "grad", wrt)
-    _, result = jvp(gradient, primals, tangents)
-    result = _as_tuple(result)
-    return result[0] if len(wrt) == 1 else result
+    wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
+    # the tangents of the gradient, without the gradient itself
+    product = derived_function(derived_function(compiled, "grad", wrt), "jvp", wrt, tangents_only=True)
+    result = product.call_with_extra(primals, extra)
+    return result[0] if len(wrt) == 1 else tuple(result)
 
 
 def hessian(f, wrt=0):

@@ -8,7 +8,8 @@ serve one call, and a second call runs the forward half again first.
 """
 import numpy as np
 
-from .api import DerivedFunction, _check_against, _has_module, _Specialised, as_compiled
+from .api import _check_against, _has_module, _Specialised
+from .derived_cache import compiled_function, derived_function
 from .module_dispatch import module_compiler
 from .pullback_split import split_pullback
 from .transforms.arguments import written_arguments
@@ -22,6 +23,7 @@ class PullbackHalf(_Specialised):
         self.derived, self.half = derived, half
         self.base = derived
         self.backend = derived.backend
+        self.tiered = derived.tiered
         self.name = f"{derived.name}.{half}"
         self.param_names = derived.param_names
         self._splits = {}
@@ -51,6 +53,19 @@ class PullbackHalf(_Specialised):
         return getattr(self.split(sig), self.half)
 
 
+def halves_of(derived):
+    """The forward and backward halves of vjp function ``derived``, made once and kept on it."""
+    halves = derived.__dict__.get("_pullback_halves")
+    if halves is None:
+        with derived._lock:
+            halves = derived.__dict__.get("_pullback_halves")
+            if halves is None:
+                forward_half, backward_half = PullbackHalf(derived, "forward"), PullbackHalf(derived, "backward")
+                backward_half._splits = forward_half._splits
+                halves = derived._pullback_halves = (forward_half, backward_half)
+    return halves
+
+
 class Pullback:
     """What ``vjp`` returns with the output: ``pullback(cotangent)`` gives one cotangent per
     argument of ``f`` (None for the arguments not differentiated). ``derived`` is the vjp
@@ -63,9 +78,7 @@ class Pullback:
         base = derived.base
         self.base_ir = base.ir(self.sig)
         self.wrt = derived.resolved_wrt(self.sig)
-        self.forward_half = PullbackHalf(derived, "forward")
-        self.backward_half = PullbackHalf(derived, "backward")
-        self.backward_half._splits = self.forward_half._splits
+        self.forward_half, self.backward_half = halves_of(derived)
         self.split = self.forward_half.split(self.sig)
         self.residuals = None
 
@@ -125,12 +138,12 @@ def vjp(f, *args, wrt=None, **kwargs):
     (array([ 4., 12.]), 10.0, None)
     """
     if kwargs:
-        args = as_compiled(f).call_arguments(args, kwargs)
+        args = compiled_function(f).call_arguments(args, kwargs)
     if _has_module(args):  # a Module's gradient is a dict keyed like named_parameters()
         return module_compiler().vjp(f, args, wrt)
-    compiled = as_compiled(f)
+    compiled = compiled_function(f)
     args = compiled.call_arguments(args)  # defaults bound as a call binds them
-    derived = DerivedFunction(compiled, "vjp", wrt)
+    derived = derived_function(compiled, "vjp", wrt)
     derived._last_signature = derived.signature(args)
     pullback = Pullback(derived, args)
     return pullback.run_forward(), pullback

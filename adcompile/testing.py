@@ -8,7 +8,7 @@ and the worst mismatch. Given a custom Function's ``apply``, they check its hand
 """
 import numpy as np
 
-from .api import as_compiled, grad
+from .derived_cache import compiled_function, derived_function
 from .derivatives import hvp
 from .function_checks import check_backward, check_double_backward, function_of
 from .numeric_checks import FIRST_ORDER, SECOND_ORDER, GradcheckError, check_gradient, check_hessian_vector_products, \
@@ -43,12 +43,12 @@ def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise
         return gradgradcheck(f, args, wrt, rtol=rtol, atol=atol, seed=seed)
     if order != 1:
         raise ValueError("gradcheck: order must be 1 or 2")
-    compiled = as_compiled(f)
+    compiled = compiled_function(f)
     args = list(args)
     names = compiled.param_names
     wrt = _float_args(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
     wrt = tuple(names.index(k) if isinstance(k, str) else k for k in wrt)
-    grads = grad(compiled, wrt=wrt)(*args)
+    grads = derived_function(compiled, "grad", wrt)(*args)
     rng = np.random.default_rng(seed)
     for position, k in enumerate(wrt):
         step, r_tol, a_tol = tolerances(FIRST_ORDER, [args[k]], eps, rtol, atol)
@@ -77,13 +77,14 @@ def gradgradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, seed=0, dir
     """
     if function_of(f) is not None:  # gradgradcheck(MyFn.apply, inputs), as in PyTorch
         return check_double_backward(function_of(f), args, wrt, seed=seed, eps=eps, rtol=rtol, atol=atol)
-    compiled = as_compiled(f)
+    compiled = compiled_function(f)
     args = list(args)
     names = compiled.param_names
     wrt = _float_args(args) if wrt is None else (wrt if isinstance(wrt, tuple) else (wrt,))
     wrt = tuple(names.index(k) if isinstance(k, str) else k for k in wrt)
     eps, rtol, atol = tolerances(SECOND_ORDER, [args[k] for k in wrt], eps, rtol, atol)
-    check_hessian_vector_products(lambda tangents: hvp(compiled, tuple(args), tangents), grad(compiled, wrt=wrt),
+    gradient = derived_function(compiled, "grad", wrt)
+    check_hessian_vector_products(lambda tangents: hvp(compiled, tuple(args), tangents), gradient,
                                   args, wrt, names, eps, rtol, atol, np.random.default_rng(seed), directions)
     return True
 

@@ -4,7 +4,9 @@
 
 The child process imports the libraries, builds the inputs and the implementation (nothing is
 compiled yet: adcompile, numba and JAX compile on the first call), then times that first
-gradient call, compilation included. The parent gives adcompile a fresh
+gradient call, compilation included. adcompile's first call is tiered as a user's is (unless
+``ADCOMPILE_TIERED=0``): code without loops answers from its generated Python while numba
+compiles in the background; the child prints which tier ran. The parent gives adcompile a fresh
 ``ADCOMPILE_CACHE_DIR`` (cold) or reuses one (warm disk cache); JAX and numba start from
 nothing in every new process.
 """
@@ -60,13 +62,30 @@ def main(workload_name, key, size):
     import harness
     import peers
     import workloads
+    harness.TIERED = None  # as a user's first call: tiered unless ADCOMPILE_TIERED=0
     workload = workloads.load(workload_name)
     wanted = tuple(peer for builder, peer in harness.BUILDERS if builder == key and peer)
     implementation, = harness.build_implementations(workload, workload.make_inputs(size),
                                                     peers.discover(wanted, quiet=True), only_key=key)
     start = time.perf_counter()
     implementation.gradient()
-    print(json.dumps({"seconds": time.perf_counter() - start}))
+    seconds = time.perf_counter() - start
+    print(json.dumps({"seconds": seconds, "tier": adcompile_tier(implementation)}))
+
+
+def adcompile_tier(implementation):
+    """Which tier adcompile's gradient ran ("python" or "numba") where the workload's gradient
+    call holds it, else None (another library, or a function form such as ``hvp``)."""
+    from adcompile import AdCompileError
+    from adcompile.api import DerivedFunction
+    cells = getattr(implementation.gradient, "__closure__", None) or ()
+    for cell in cells:
+        if isinstance(cell.cell_contents, DerivedFunction):
+            try:
+                return cell.cell_contents.tier()
+            except AdCompileError:
+                return None
+    return None
 
 
 if __name__ == "__main__":

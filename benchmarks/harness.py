@@ -22,11 +22,14 @@ BUILDERS = (("adcompile", None), ("numpy", None), ("numba", None),
 
 # "python" runs adcompile's generated code without numba: CI's quick check of the suite.
 BACKEND_VARIABLE = "BENCH_ADCOMPILE_BACKEND"
+# Timed calls must run numba's machine code, so the first call waits for it (no tiered execution);
+# first_call.py sets None: the first call as a user sees it (tiered unless ADCOMPILE_TIERED=0).
+TIERED = False
 
 
 def compile_with_adcompile(function):
     """``adcompile.compile(function)`` with the backend the run asked for (numba by default)."""
-    return adcompile.compile(function, backend=os.environ.get(BACKEND_VARIABLE, "numba"))
+    return adcompile.compile(function, backend=os.environ.get(BACKEND_VARIABLE, "numba"), tiered=TIERED)
 
 
 class DisagreementError(AssertionError):

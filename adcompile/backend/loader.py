@@ -7,6 +7,9 @@ backend the function is compiled by ``numba.njit`` with the checked disk cache o
 :mod:`.numba_cache` (when the cache folder is persistent), so a second process skips
 compilation. numba is imported here, lazily, at the first compile.
 
+Run as Python (``backend="python"``, and the first tier of ``tiers.py``), the generated code's
+runtime helpers ``rt`` are numba-free (``runtime/zero_safe_numpy.py``), so it never waits for numba.
+
 ``load`` is thread-safe; it is cheap (numba compiles at the first call, under its own lock).
 """
 import importlib.util
@@ -15,6 +18,7 @@ import threading
 
 # cache_dir is imported from here by function_checks
 from .cache_folder import NUMBA_SUBFOLDER, cache_dir, cache_location, on_clear  # noqa: F401
+from ..runtime.zero_safe_numpy import python_helpers
 from .cache_key import module_file_name
 from .source_files import discard_numba_cache, ensure_source_file
 
@@ -74,5 +78,7 @@ def load(source, name, backend="numba"):
             fn = getattr(module, name)
             if backend == "numba":
                 fn = _numba_compiled(fn, path, persistent)
+            elif hasattr(module, "rt"):  # run as Python: the zero-safe products in numpy, not numba's
+                module.rt = python_helpers()
             _loaded[key] = fn
         return fn

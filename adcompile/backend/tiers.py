@@ -1,0 +1,144 @@
+"""Tiered execution: the generated Python runs while numba compiles the same source in the background.
+
+numba takes seconds to compile a generated gradient (typing and LLVM), while the same source
+run as Python with numpy answers in milliseconds. A ``TieredFunction`` runs the Python module
+of the source (what ``backend="python"`` runs; both backends are tested to agree) until numba's
+machine code for the first call's argument types is ready, compiled by a daemon thread
+started at that first call; later calls then run the machine code. If numba fails, the next
+call raises its error, so the caller explains it exactly as a failure of an ordinary first
+numba call (``run_errors.py``: ``GeneratedCodeError``), at every call after, never lost.
+
+Waiting for numba instead (the first call compiles, as without tiers) is chosen by
+``adcompile.compile(f, tiered=False)``, or for every function by the environment variable
+``ADCOMPILE_TIERED=0``. The caller (``api.py``) also waits for numba where numba's disk cache
+already holds the function (loading it takes milliseconds) and for code with loops (see
+``api.py``: a Python loop of scalar steps runs far slower than numba takes to compile it).
+
+The compiling thread is a daemon: a process that exits while it runs does not wait for it;
+numba's cache files are written whole or not at all, so nothing half-written is left. A
+forked child starts its own compile at its next call.
+"""
+import os
+import threading
+
+from .cache_folder import cache_location
+from .cache_key import module_file_name
+from .loader import load
+from .source_files import numba_cache_files
+
+TIERED_VARIABLE = "ADCOMPILE_TIERED"
+PYTHON, NUMBA = "python", "numba"
+
+_lock = threading.Lock()
+_tiered = {}  # (source, name, cache folder) -> TieredFunction: one background compile per source
+
+
+def enabled(setting=None):
+    """Whether to tier: ``setting`` (a function's ``tiered=``) if given, else the environment."""
+    if setting is not None:
+        return bool(setting)
+    return os.environ.get(TIERED_VARIABLE, "").strip().lower() not in ("0", "false", "no", "off")
+
+
+def in_disk_cache(source, name):
+    """Whether numba's disk cache has files for this source (then loading it is fast)."""
+    folder, persistent = cache_location()
+    return persistent and bool(numba_cache_files(folder / module_file_name(source, name, NUMBA)[0]))
+
+
+def load_tiered(source, name):
+    """The ``TieredFunction`` of ``source``'s function ``name``, one per source and cache folder."""
+    key = (source, name, cache_location()[0])
+    with _lock:
+        tiered = _tiered.get(key)
+        if tiered is None:
+            tiered = _tiered[key] = TieredFunction(load(source, name, PYTHON), source, name)
+        return tiered
+
+
+def _restart_compiles_in_forked_child():
+    """A forked process has none of its parent's threads: compiles still running there start
+    again at the child's next call instead of being waited for forever."""
+    for tiered in _tiered.values():
+        if not tiered.done.is_set():
+            tiered._started = False
+            tiered._start_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_restart_compiles_in_forked_child)
+
+
+class TieredFunction:
+    """Calls the generated Python until numba's machine code is ready, then the machine code."""
+
+    def __init__(self, python_function, source, name):
+        self.python_function = python_function
+        self.source, self.name = source, name
+        self.dispatcher = None  # numba's dispatcher of the source, made by the compiling thread
+        self.machine_code = None  # the dispatcher, once compiled for the first call's types
+        self.error = None  # numba's exception, raised again at each call
+        self._error_traceback = None
+        self.done = threading.Event()  # set when the background compile has ended, either way
+        self.last_tier = None
+        self._started = False
+        self._start_lock = threading.Lock()
+
+    @property
+    def py_func(self):
+        """The Python function of the code that ran (as numba's dispatchers name it): the file
+        whose lines an error's traceback or numba's message point into."""
+        if self.dispatcher is not None and (self.machine_code is not None or self.error is not None):
+            return self.dispatcher.py_func
+        return self.python_function
+
+    def __call__(self, *args):
+        machine_code = self.machine_code
+        if machine_code is not None:
+            self.last_tier = NUMBA
+            return machine_code(*args)
+        if self.error is not None:
+            raise self.error.with_traceback(self._error_traceback)
+        if not self._started:
+            self._start(args)
+        self.last_tier = PYTHON
+        return self.python_function(*args)
+
+    def _start(self, args):
+        with self._start_lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._compile, args=(args,), name=f"adcompile numba: {self.name}",
+                         daemon=True).start()
+
+    def _compile(self, args):
+        try:
+            self.dispatcher = load(self.source, self.name, NUMBA)
+            compile_for(self.dispatcher, args)
+            self.machine_code = self.dispatcher
+        except BaseException as error:  # noqa: B036  (whatever stopped numba reaches the next call)
+            self._error_traceback = error.__traceback__
+            self.error = error
+        finally:
+            self.done.set()
+
+    def tier(self, wait=False):
+        """Which code ran the last call ("numba", or "python" while numba compiled), or before
+        any call, which code the next runs. ``wait``: wait for the background compile to end and
+        tell which code the next call runs: "numba", or numba's error raised."""
+        if wait:
+            if self._started:
+                self.done.wait()
+            if self.error is not None:
+                raise self.error.with_traceback(self._error_traceback)
+        elif self.last_tier is not None:
+            return self.last_tier
+        return NUMBA if self.machine_code is not None else PYTHON
+
+
+def compile_for(dispatcher, args):
+    """numba's machine code of ``dispatcher`` for the types of ``args`` (as a call would type them)."""
+    import numba  # lazy: the compiling thread imports it
+
+    if hasattr(dispatcher, "compile"):  # not NUMBA_DISABLE_JIT=1, where numba returns the function itself
+        dispatcher.compile(tuple(numba.typeof(arg) for arg in args))
