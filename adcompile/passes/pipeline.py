@@ -1,6 +1,8 @@
-"""The simplification pipeline run on every derived function: simplify, CSE, DCE to a fixpoint."""
+"""The simplification pipeline run on every derived function: simplify, CSE, DCE and the
+assignment of first contributions, to a fixpoint."""
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
+from .first_contribution import assign_first_contributions
 from .simplify import simplify
 
 
@@ -10,6 +12,7 @@ def optimize(fn, rounds=4):
         changed = simplify(fn)
         changed |= eliminate_common_subexpressions(fn)
         changed |= eliminate_dead_code(fn)
+        changed |= assign_first_contributions(fn)
         if not changed:
             break
     return fn
