@@ -20,13 +20,13 @@ from ..ir.primitives import Kind, primitive
 from .same_shape import ShapeClasses
 from .uses import Uses
 
-_OPERATORS = {"add", "sub", "mul", "div", "neg", "pow"}
+_NEW_ARRAY = {"add", "sub", "mul", "div", "neg", "pow", "matmul"}
 
 
 def _allocates(stmt):
     """Whether the Assign ``stmt`` surely gives a new array, owned by its target."""
     spec = primitive(stmt.prim)
-    if stmt.prim in _OPERATORS:
+    if stmt.prim in _NEW_ARRAY:
         return True
     return spec.has(Kind.ELEMENTWISE) and isinstance(spec.template, str) and spec.template.startswith("np.")
 
@@ -87,20 +87,22 @@ class _FirstContributions:
     def owned_definition(self, block, zero_at, first, atom):
         """The position, between the zero fill and the accumulation, of the statement giving
         ``atom`` a new array that nothing but the accumulation reads; None if there is none."""
-        if not self.owned(atom):
+        between = {id(stmt): j for j, stmt in enumerate(block[zero_at + 1:first], zero_at + 1)}
+        if not self.owned(atom, between):
             return None
-        return next((j for j in range(zero_at + 1, first) if block[j] is self.definitions[atom][0]), None)
+        return between[id(self.definitions[atom][0])]
 
-    def owned(self, atom):
-        """Whether ``atom`` is a new array that only one statement reads. ``unbroadcast(g, v)``
-        is ``g`` itself or a new array, so it is new if ``g`` is."""
+    def owned(self, atom, between):
+        """Whether ``atom`` is a new array, computed by a statement in ``between`` (so each run
+        of the accumulation has its own) and read only once. ``unbroadcast(g, v)`` is ``g``
+        itself or a new array, so it is new if ``g`` is."""
         if not isinstance(atom, Var) or atom in self.uses.params or atom in self.uses.mutated:
             return False
         definitions = self.definitions.get(atom, [])
-        if len(definitions) != 1 or self.uses.reads.get(atom, 0) != 1:
+        if len(definitions) != 1 or self.uses.reads.get(atom, 0) != 1 or id(definitions[0]) not in between:
             return False
         stmt = definitions[0]
-        return _allocates(stmt) or (stmt.prim == "unbroadcast" and self.owned(stmt.args[0]))
+        return _allocates(stmt) or (stmt.prim == "unbroadcast" and self.owned(stmt.args[0], between))
 
 
 def assign_first_contributions(fn):
