@@ -31,9 +31,10 @@ def _allocates(stmt):
     return spec.has(Kind.ELEMENTWISE) and isinstance(spec.template, str) and spec.template.startswith("np.")
 
 
-def _mentions(stmt, var):
-    """Whether ``stmt`` (or a statement nested in it) reads or writes ``var``."""
-    return any(var is atom for inner in walk([stmt]) for atom in list(inner.reads()) + list(inner.writes()))
+def _mentioned(stmt):
+    """The Vars that ``stmt`` (or a statement nested in it) reads or writes."""
+    return {atom for inner in walk([stmt]) for atom in list(inner.reads()) + list(inner.writes())
+            if isinstance(atom, Var)}
 
 
 class _FirstContributions:
@@ -50,23 +51,28 @@ class _FirstContributions:
         for stmt in block:
             for inner in stmt.blocks():
                 self.block(inner)
-        k = 0
-        while k < len(block):
-            stmt = block[k]
+        mentions = {}  # Var -> the positions of the statements mentioning it, in order
+        for j, stmt in enumerate(block):
+            for var in _mentioned(stmt):
+                mentions.setdefault(var, []).append(j)
+        rewritten = list(block)  # statements replaced in place, None where deleted
+        for k, stmt in enumerate(block):
             if isinstance(stmt, Assign) and stmt.prim == "zeros_like" and not stmt.inplace:
-                first = next((j for j in range(k + 1, len(block)) if _mentions(block[j], stmt.target)), None)
-                if first is not None and self.rewrite(block, k, first):
-                    self.changed = True
-                    continue
-            k += 1
+                first = next((j for j in mentions[stmt.target] if j > k), None)
+                if first is not None:
+                    self.changed |= self.rewrite(block, rewritten, k, first)
+        block[:] = [stmt for stmt in rewritten if stmt is not None]
 
-    def rewrite(self, block, zero_at, first):
-        """Rewrite the zero fill at ``zero_at`` and the accumulation at ``first``; whether done."""
+    def rewrite(self, block, rewritten, zero_at, first):
+        """Rewrite the zero fill at ``zero_at`` and the accumulation at ``first`` into
+        ``rewritten`` (positions as in ``block``); whether done. The statements a rewrite
+        changes (the zero fill, the accumulation into its target, the computation read only
+        by that accumulation) are not changed by the rewrite of another zero fill."""
         zeros, touch = block[zero_at], block[first]
         var = zeros.target
         if type(touch) is AccumItem and touch.array is var and touch.value is not var \
                 and all(item[0] != "array" for item in touch.items):
-            block[first] = SetItem(var, touch.value, touch.items, touch.loc)
+            rewritten[first] = SetItem(var, touch.value, touch.items, touch.loc)
             return True
         if not (isinstance(touch, Assign) and touch.inplace and touch.prim == "add" and touch.target is var
                 and touch.args[0] is var and touch.args[1] is not var):
@@ -77,11 +83,11 @@ class _FirstContributions:
         computed_at = self.owned_definition(block, zero_at, first, contribution) if var.type.ndim else None
         if computed_at is not None:  # `bv = <its computation>`: the accumulator takes its buffer
             block[computed_at].target = var
-            del block[first]
+            rewritten[first] = None
         else:
             prim = "copy" if var.type.ndim else "alias"
-            block[first] = Assign(var, prim, [contribution], loc=touch.loc)
-        del block[zero_at]
+            rewritten[first] = Assign(var, prim, [contribution], loc=touch.loc)
+        rewritten[zero_at] = None
         return True
 
     def owned_definition(self, block, zero_at, first, atom):
