@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 import adcompile
+from adcompile.ir.nodes import Assign, For, Function, Var, const
+from adcompile.ir.types import Type
+from adcompile.passes.first_contribution import assign_first_contributions
 
 
 def python(f):
@@ -212,3 +215,30 @@ def test_inactive_values_get_no_adjoint():
     source = grad_source(f, X, c, wrt=0)
     assert "bc" not in source and "bk" not in source
     assert adcompile.gradcheck(python(f), (X, c), wrt=0)
+
+
+def loop_accumulating(compute_inside):
+    """IR of `for i in range(n): b = zeros_like(x); b += g; b += x` with `g = sin(x)` computed
+    before the loop or inside it, before the zero fill."""
+    vector, integer = Type("f8", 1), Type("i8", 0)
+    x, n, i = Var("x", vector), Var("n", integer), Var("i", integer)
+    g, b = Var("_t", vector, is_temp=True), Var("b", vector)
+    compute = Assign(g, "sin", [x])
+    body = [Assign(b, "zeros_like", [x]), Assign(b, "add", [b, g], inplace=True),
+            Assign(b, "add", [b, x], inplace=True)]
+    if compute_inside:
+        body.insert(1, compute)
+    loop = For(i, const(0), n, const(1), body)
+    return Function("f", [x, n], [loop] if compute_inside else [compute, loop], [b], False), loop
+
+
+def test_a_contribution_computed_before_a_loop_is_copied_each_iteration():
+    fn, loop = loop_accumulating(compute_inside=False)
+    assert assign_first_contributions(fn)
+    assert [(s.prim, s.inplace) for s in loop.body] == [("copy", False), ("add", True)]
+
+
+def test_a_contribution_computed_in_the_loop_body_becomes_the_adjoint():
+    fn, loop = loop_accumulating(compute_inside=True)
+    assert assign_first_contributions(fn)
+    assert [(s.target.name, s.prim, s.inplace) for s in loop.body] == [("b", "sin", False), ("b", "add", True)]
