@@ -10,14 +10,14 @@ contribution can simply be assigned:
     bx[:-1] += -bt_7                    # bx[:-1] = -bt_7  (a basic index: no repeated elements)
 
 The whole-array form needs the contribution to have the zero-filled array's shape and dtype
-(``bv += c`` broadcasts ``c``; ``bv = c`` would not), proven by ``ShapeClasses``. The
+(``bv += c`` broadcasts ``c``; ``bv = c`` would not), proven by ``same_shape.py``. The
 accumulator is updated in place later, so it must own its buffer: the statement computing
 the contribution assigns the accumulator directly when it makes a new array (an arithmetic
 operation) that nothing else reads; otherwise the accumulator gets a copy.
 """
 from ..ir.nodes import AccumItem, Assign, SetItem, Var, walk
 from ..ir.primitives import Kind, primitive
-from .same_shape import ShapeClasses
+from .same_shape import ShapeClasses, same_in_block
 from .uses import Uses
 
 _NEW_ARRAY = {"add", "sub", "mul", "div", "neg", "pow", "matmul"}
@@ -78,7 +78,8 @@ class _FirstContributions:
                 and touch.args[0] is var and touch.args[1] is not var):
             return False
         contribution = touch.args[1]
-        if contribution.type != var.type or not self.shapes.same(contribution, zeros.args[0]):
+        if contribution.type != var.type \
+                or not same_in_block(self.shapes, block, zero_at, first, contribution, zeros.args[0]):
             return False
         computed_at = self.owned_definition(block, zero_at, first, contribution) if var.type.ndim else None
         if computed_at is not None:  # `bv = <its computation>`: the accumulator takes its buffer

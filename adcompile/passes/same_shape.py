@@ -14,7 +14,7 @@ of its own if it is bound once outside loops (its shape is then fixed for the ca
 is in no class otherwise, since its shape may change from one binding to the next. Scalars
 all have the shape ``()``.
 """
-from ..ir.nodes import Assign, For, SetItem, Var, While
+from ..ir.nodes import Assign, For, SetItem, Var, While, walk
 from ..ir.primitives import Kind, primitive
 
 _SAME_SHAPE_AS_FIRST = {"alias", "copy"}
@@ -93,3 +93,31 @@ class ShapeClasses:
             return a.type.ndim == b.type.ndim
         return a.type.ndim == b.type.ndim and a in self.fixed and b in self.fixed \
             and self.find(a) is self.find(b)
+
+
+def _rebinds(stmt, var):
+    """Whether ``stmt`` (or a statement nested in it) may give ``var`` a new array."""
+    for inner in walk([stmt]):
+        if var in inner.writes() and not (isinstance(inner, SetItem) or getattr(inner, "inplace", False)):
+            return True
+    return False
+
+
+def same_in_block(classes, block, start, end, atom, like):
+    """Whether ``atom``, read at ``block[end]``, surely has the shape ``like`` had at
+    ``block[start]``: by ``classes``, or because ``like`` keeps its binding in between and
+    ``atom`` is ``like`` or is computed in between from values of that shape (flow-sensitive,
+    so it also holds in loops, where ``classes`` prove little)."""
+    if classes.same(atom, like):
+        return True
+    if not isinstance(atom, Var) or atom.type.ndim != like.type.ndim \
+            or any(_rebinds(stmt, like) for stmt in block[start + 1:end]):
+        return False
+    if atom is like:
+        return True
+    bound_at = [k for k in range(start + 1, end) if _rebinds(block[k], atom)]
+    if len(bound_at) != 1 or not isinstance(block[bound_at[0]], Assign) or block[bound_at[0]].target is not atom:
+        return False
+    sources = _source_arguments(block[bound_at[0]])
+    return sources is not None and all(
+        same_in_block(classes, block, start, bound_at[0], source, like) for source in sources)
