@@ -4,7 +4,8 @@ Each assignment is replaced by its primitive's reverse rule (``ir/primitives/``)
 backwards over the recorded trip counts, branches are re-taken on the recorded condition, and the values the
 taping plan saved are put back as the sweep passes the statements that overwrote them.
 Cotangents are accumulated into one adjoint variable per primal variable (``bx``), except for
-single-use temporaries, whose whole cotangent is handed on (``adj_values``).
+single-use temporaries, whose whole cotangent is handed on (``adj_values``). An argument in
+several positions of one statement (``a @ a``) gets the sum of its cotangents, accumulated once.
 
 A mixin of ``ReverseTransform`` (``transform.py``): it owns ``adjoints``, ``adj_values``,
 ``backward_statements``, ``cotangent_params`` and ``seeded``.
