@@ -9,6 +9,7 @@ import contextvars
 
 from .passes.cse import eliminate_common_subexpressions
 from .passes.dce import eliminate_dead_code
+from .passes.first_contribution import assign_first_contributions
 from .passes.pipeline import optimize
 from .passes.simplify import simplify
 from .passes.static_shapes import use_static_shapes
@@ -16,8 +17,9 @@ from .passes.static_shapes import use_static_shapes
 _observer = contextvars.ContextVar("adcompile_ir_observer", default=None)
 
 # The passes of passes.pipeline.optimize, in its order (tests check that both agree).
-PASSES = (("simplify", simplify), ("static shapes", use_static_shapes), ("common subexpressions", eliminate_common_subexpressions),
-          ("dead code", eliminate_dead_code))
+PASSES = (("simplify", simplify), ("static shapes", use_static_shapes),
+          ("common subexpressions", eliminate_common_subexpressions), ("dead code", eliminate_dead_code),
+          ("first contributions", assign_first_contributions))
 ROUNDS = 4
 
 

@@ -8,19 +8,21 @@ and a value read only for its shape can be replaced by another of the same shape
 lowering can fuse loops over one iteration domain.
 
 Shapes are flow-insensitive: a variable assigned in several places (loops, branches) has the
-shape common to all its assignments, or dims that equal only themselves when they differ.
+shape common to all its assignments, or dims that equal only themselves when they differ. Such
+dims, and the unknown lengths a statement inside a loop gives, may be different lengths at
+different times, so no two shapes holding them are called the same.
 Integer scalars that hold lengths (``n = x.shape[0]``, ``n - 1``) are tracked too, so shapes
 built from them (``np.zeros(n)``) are known.
 
     shapes = infer_shapes(fn)
     shapes.of(atom)       -> tuple of Dim, one per axis (() for scalars)
-    shapes.same(a, b)     -> bool: provably equal shapes for every input
+    shapes.same(a, b)     -> bool: provably equal shapes for every input, whenever both are read
     shapes.source(dim)    -> Python text computing the dim from the parameters, or None
     shapes.stable(var)    -> bool: every assignment of ``var`` gives it the same shape
 """
 from .dims import Dim, add, constant, difference, format_dim, multiply, symbol
 from .indexing import items_with_atoms
-from .nodes import Assign, Const, For, Pop, Push, Var, walk
+from .nodes import Assign, Const, For, Pop, Push, Var, While, walk
 from .primitives import Kind, has_kind, primitive
 
 _MAX_ROUNDS = 50
@@ -38,6 +40,9 @@ class ShapeMap:
         self._tapes = {}  # tape Var -> shape of the values pushed on it
         self._broadcast_members = {}  # Dim standing for a broadcast -> the lengths broadcast
         self._widened = set()  # variables whose assignments give different shapes
+        self._varying = set()  # symbols that may stand for different lengths at different times
+        self._in_loops = {id(s) for loop in walk(fn.body) if isinstance(loop, (For, While))
+                          for block in loop.blocks() for s in walk(block)}
         self._infer()
 
     # -- queries ---------------------------------------------------------------
@@ -51,12 +56,17 @@ class ShapeMap:
     def same(self, a, b):
         if (isinstance(a, Var) and a.type.ndim) != (isinstance(b, Var) and b.type.ndim):
             return False
-        return self.of(a) == self.of(b)
+        return self.of(a) == self.of(b) and self._invariant(self.of(a))
 
     def stable(self, var):
         """Whether every assignment of ``var`` (and its value on entry, for a parameter) gives
         it the same shape, so that reading its shape at any point reads that shape."""
-        return var in self._shapes and var not in self._widened
+        return var in self._shapes and var not in self._widened and self._invariant(self._shapes[var])
+
+    def _invariant(self, shape):
+        """Whether every dim of ``shape`` has one value for the whole call (not a length that
+        a statement in a loop may give differently in each iteration)."""
+        return not any(dim.symbols & self._varying for dim in shape)
 
     def length(self, atom):
         """The Dim an integer scalar holds, or None."""
@@ -74,12 +84,17 @@ class ShapeMap:
 
     # -- inference ---------------------------------------------------------------
 
-    def _unknown(self, key, ndim):
+    def _unknown(self, key, ndim, varying=True):
+        """Dims equal only to themselves, one per axis, the same for the same ``key``;
+        ``varying``: they may stand for a different length each time they are computed."""
         dims = []
         for axis in range(ndim):
             dim = self._opaque.get((key, axis))
             if dim is None:
-                dim = self._opaque[(key, axis)] = symbol(f"?{len(self._opaque)}")
+                name = f"?{len(self._opaque)}"
+                dim = self._opaque[(key, axis)] = symbol(name)
+                if varying:
+                    self._varying.add(name)
             dims.append(dim)
         return tuple(dims)
 
@@ -147,7 +162,7 @@ class ShapeMap:
             if target.type.ndim:
                 shape = self._rule(stmt)
                 if shape is None or len(shape) != target.type.ndim:
-                    shape = self._unknown(("result", id(stmt)), target.type.ndim)
+                    shape = self._unknown(("result", id(stmt)), target.type.ndim, id(stmt) in self._in_loops)
                 self._join(self._shapes, target, shape, target.type.ndim)
             elif target.type.dtype == "i8":
                 self._join(self._lengths, target, self._length_rule(stmt))
@@ -221,6 +236,8 @@ class ShapeMap:
             members |= self._broadcast_members.get(dim, {dim})
         name = "max(" + ", ".join(sorted(map(repr, members))) + ")"
         dim = symbol(name)
+        if any(member.symbols & self._varying for member in members):
+            self._varying.add(name)
         if dim not in self._broadcast_members:
             self._broadcast_members[dim] = frozenset(members)
             sources = [self.source(m) for m in members]

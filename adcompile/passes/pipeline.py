@@ -1,7 +1,8 @@
 """The simplification pipeline run on every derived function: simplify, static shapes, CSE, DCE
-to a fixpoint."""
+and the assignment of first contributions, to a fixpoint."""
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
+from .first_contribution import assign_first_contributions
 from .simplify import simplify
 from .static_shapes import use_static_shapes
 
@@ -13,6 +14,7 @@ def optimize(fn, rounds=4):
         changed |= use_static_shapes(fn)
         changed |= eliminate_common_subexpressions(fn)
         changed |= eliminate_dead_code(fn)
+        changed |= assign_first_contributions(fn)
         if not changed:
             break
     return fn

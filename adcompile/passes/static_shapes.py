@@ -97,7 +97,8 @@ class _ShapeRewriter:
             self._set(stmt, "alias", [g])
         elif not stmt.target.type.ndim and g.type.ndim:
             self._set(stmt, "sum", [g])
-        elif g.type.ndim == stmt.target.type.ndim + 1 and self.shapes.of(g)[1:] == self.shapes.of(x):
+        elif (g.type.ndim == stmt.target.type.ndim + 1 and self.shapes.of(g)[1:] == self.shapes.of(x)
+              and self.shapes.stable(g)):
             self._set(stmt, "sum", [g], {"axis": 0})
 
     def _scalar_operands(self, stmt):
@@ -153,13 +154,12 @@ class _ShapeRewriter:
     def _computed_anyway(self, var, use_path):
         """A parameter never rebound, else the earliest value read for its value, with
         ``var``'s type and shape, defined before ``use_path``."""
-        shape = self.shapes.of(var)
         for param in self.fn.params:
-            if param.type == var.type and param not in self.uses.defs and self.shapes.of(param) == shape:
+            if param.type == var.type and param not in self.uses.defs and self.shapes.same(param, var):
                 return param
         for candidate, (stmt, path) in self.definitions.items():
             if (candidate is not var and candidate.type == var.type and candidate in self.value_reads
-                    and self.shapes.of(candidate) == shape and _defined_before(path, use_path)):
+                    and self.shapes.same(candidate, var) and _defined_before(path, use_path)):
                 return candidate
         return None
 

@@ -18,10 +18,9 @@ def logistic_loss_grad(w, X, y):
     _t_11 = _t_6 + _t_10
     # backward
     bw = np.zeros_like(w)
-    bp = np.zeros_like(p)
     # grad of: return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
     _t_16 = rt.broadcast_to_shape(-1.0 / float(_t_11.size), _t_11)
-    bp += -rt.div_nz(rt.unbroadcast(rt.unbroadcast(_t_16, _t_10) * _t_7, _t_9), _t_8)
+    bp = -rt.div_nz(rt.unbroadcast(rt.unbroadcast(_t_16, _t_10) * _t_7, _t_9), _t_8)
     bp += rt.div_nz(rt.unbroadcast(rt.unbroadcast(_t_16, _t_6) * y, _t_5), p)
     # grad of: p = 1.0 / (1.0 + np.exp(-(X @ w)))
     bw += rt.matmul(X.T, rt.mul_nz(rt.div_nz(bp, _t_3), p) * _t_2)

@@ -28,9 +28,8 @@ def running_sum_of_squares_grad(x, decay):
         top_total = top_total - 1
         total = tape_total[top_total]
         _gtotal = btotal
-        btotal = 0.0
         bx[i] += _gtotal * _t_2
         bx[i] += _gtotal * _t_3
-        btotal += _gtotal * decay
+        btotal = _gtotal * decay
         bdecay += _gtotal * total
     return bx, bdecay

@@ -21,6 +21,8 @@ def _sub_vjp(b, g, out, args, params, active):
 
 def _mul_vjp(b, g, out, args, params, active):
     x, y = args
+    if x is y and all(active):  # x * x, as `x ** 2` is parsed: one cotangent 2 * x * g
+        return [b.mul(b.mul(const(2.0), x), g), None]
     return [b.mul(g, y) if active[0] else None, b.mul(g, x) if active[1] else None]
 
 

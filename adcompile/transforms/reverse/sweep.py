@@ -4,7 +4,8 @@ Each assignment is replaced by its primitive's reverse rule (``ir/primitives/``)
 backwards over the recorded trip counts, branches are re-taken on the recorded condition, and the values the
 taping plan saved are put back as the sweep passes the statements that overwrote them.
 Cotangents are accumulated into one adjoint variable per primal variable (``bx``), except for
-single-use temporaries, whose whole cotangent is handed on (``adj_values``).
+single-use temporaries, whose whole cotangent is handed on (``adj_values``). An argument in
+several positions of one statement (``a @ a``) gets the sum of its cotangents, accumulated once.
 
 A mixin of ``ReverseTransform`` (``transform.py``): it owns ``adjoints``, ``adj_values``,
 ``backward_statements``, ``cotangent_params`` and ``seeded``.
@@ -89,10 +90,37 @@ class AdjointSweep:
                 self.adj_values[var] = self.adjoint(var)
             b.append(AccumItem(self.adjoint(var), ct.value, ct.items))
             return
+        self.add_to_adjoint(b, var, self.shaped_like(b, var, ct, stmt, position))
+
+    def accumulate_arguments(self, b, stmt, cts):
+        """Accumulate each argument's cotangent; an argument in several positions (``x * y``
+        with y being x, ``a @ a``) gets the sum of its cotangents in one accumulation."""
+        positions = {}
+        for position, (arg, ct) in enumerate(zip(stmt.args, cts)):
+            if isinstance(ct, ScatterInto):
+                self.accumulate(b, arg, ct, stmt, position)
+            elif ct is not None:
+                positions.setdefault(arg, []).append(position)
+        for arg, where in positions.items():
+            shaped = [self.shaped_like(b, arg, cts[k], stmt, k) for k in where]
+            total = shaped[0]
+            if len(shaped) > 1 and all(ct is total for ct in shaped):
+                total = b.mul(const(float(len(shaped))), total)
+            else:
+                for ct in shaped[1:]:
+                    total = b.add(total, ct)
+            self.add_to_adjoint(b, arg, total)
+
+    def shaped_like(self, b, var, ct, stmt, position):
+        """The cotangent ``ct`` of ``stmt``'s argument ``var`` at ``position``, summed over
+        the axes the statement broadcast ``var`` along."""
         if stmt is not None and has_kind(stmt.prim, Kind.BROADCASTING):
             ct = self.sum_to(b, ct, var, stmt, position)
         if ct.type.ndim > var.type.ndim:
             ct = b.call("unbroadcast", ct, var)
+        return ct
+
+    def add_to_adjoint(self, b, var, ct):
         if self.scopes.single_local_use(var):
             self.adj_values[var] = ct
             return
@@ -198,9 +226,7 @@ class AdjointSweep:
             b.block += rb_pre
             b.emit("zeros_like", [target], target=self.adjoint(target))
         b.block += rule_block
-        for position, (arg, ct) in enumerate(zip(stmt.args, cts)):
-            if ct is not None and active[position] and position != skip:
-                self.accumulate(b, arg, ct, stmt, position)
+        self.accumulate_arguments(b, stmt, [ct if active[k] and k != skip else None for k, ct in enumerate(cts)])
 
     def adjoint_used_before(self, var, stmt):
         """Whether the backward sweep uses ``var``'s adjoint after handling ``stmt``: if

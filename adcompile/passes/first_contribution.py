@@ -1,0 +1,121 @@
+"""Assign an accumulator's first contribution instead of zero-filling it and adding to it.
+
+Reverse mode zero-fills each adjoint and accumulates every contribution into it. When the
+first thing that touches the zero-filled array is an accumulation, in the same block, that
+contribution can simply be assigned:
+
+    bt_7 = np.zeros_like(_t_7)          # removed
+    bt_7 += 2.0 * _t_7 * g              # bt_7 = 2.0 * _t_7 * g
+    bx = np.zeros_like(x)
+    bx[:-1] += -bt_7                    # bx[:-1] = -bt_7  (a basic index: no repeated elements)
+
+The whole-array form needs the contribution to have the zero-filled array's shape and dtype
+(``bv += c`` broadcasts ``c``; ``bv = c`` would not), proven by the symbolic shapes
+(``ir/shapes.py``) or, inside one block, by ``same_shape.py``. The
+accumulator is updated in place later, so it must own its buffer: the statement computing
+the contribution assigns the accumulator directly when it makes a new array (an arithmetic
+operation) that nothing else reads; otherwise the accumulator gets a copy.
+"""
+from ..ir.nodes import AccumItem, Assign, SetItem, Var, walk
+from ..ir.primitives import Kind, primitive
+from ..ir.shapes import infer_shapes
+from .same_shape import same_in_block
+from .uses import Uses
+
+_NEW_ARRAY = {"add", "sub", "mul", "div", "neg", "pow", "matmul"}
+
+
+def _allocates(stmt):
+    """Whether the Assign ``stmt`` surely gives a new array, owned by its target."""
+    spec = primitive(stmt.prim)
+    if stmt.prim in _NEW_ARRAY:
+        return True
+    return spec.has(Kind.ELEMENTWISE) and isinstance(spec.template, str) and spec.template.startswith("np.")
+
+
+def _mentioned(stmt):
+    """The Vars that ``stmt`` (or a statement nested in it) reads or writes."""
+    return {atom for inner in walk([stmt]) for atom in list(inner.reads()) + list(inner.writes())
+            if isinstance(atom, Var)}
+
+
+class _FirstContributions:
+    def __init__(self, fn):
+        self.shapes = infer_shapes(fn)
+        self.uses = Uses(fn)
+        self.definitions = {}
+        for stmt in walk(fn.body):
+            if isinstance(stmt, Assign):
+                self.definitions.setdefault(stmt.target, []).append(stmt)
+        self.changed = False
+
+    def block(self, block):
+        for stmt in block:
+            for inner in stmt.blocks():
+                self.block(inner)
+        mentions = {}  # Var -> the positions of the statements mentioning it, in order
+        for j, stmt in enumerate(block):
+            for var in _mentioned(stmt):
+                mentions.setdefault(var, []).append(j)
+        rewritten = list(block)  # statements replaced in place, None where deleted
+        for k, stmt in enumerate(block):
+            if isinstance(stmt, Assign) and stmt.prim == "zeros_like" and not stmt.inplace:
+                first = next((j for j in mentions[stmt.target] if j > k), None)
+                if first is not None:
+                    self.changed |= self.rewrite(block, rewritten, k, first)
+        block[:] = [stmt for stmt in rewritten if stmt is not None]
+
+    def rewrite(self, block, rewritten, zero_at, first):
+        """Rewrite the zero fill at ``zero_at`` and the accumulation at ``first`` into
+        ``rewritten`` (positions as in ``block``); whether done. The statements a rewrite
+        changes (the zero fill, the accumulation into its target, the computation read only
+        by that accumulation) are not changed by the rewrite of another zero fill."""
+        zeros, touch = block[zero_at], block[first]
+        var = zeros.target
+        if type(touch) is AccumItem and touch.array is var and touch.value is not var \
+                and all(item[0] != "array" for item in touch.items):
+            rewritten[first] = SetItem(var, touch.value, touch.items, touch.loc)
+            return True
+        if not (isinstance(touch, Assign) and touch.inplace and touch.prim == "add" and touch.target is var
+                and touch.args[0] is var and touch.args[1] is not var):
+            return False
+        contribution = touch.args[1]
+        if contribution.type != var.type \
+                or not same_in_block(self.shapes, block, zero_at, first, contribution, zeros.args[0]):
+            return False
+        computed_at = self.owned_definition(block, zero_at, first, contribution) if var.type.ndim else None
+        if computed_at is not None:  # `bv = <its computation>`: the accumulator takes its buffer
+            block[computed_at].target = var
+            rewritten[first] = None
+        else:
+            prim = "copy" if var.type.ndim else "alias"
+            rewritten[first] = Assign(var, prim, [contribution], loc=touch.loc)
+        rewritten[zero_at] = None
+        return True
+
+    def owned_definition(self, block, zero_at, first, atom):
+        """The position, between the zero fill and the accumulation, of the statement giving
+        ``atom`` a new array that nothing but the accumulation reads; None if there is none."""
+        between = {id(stmt): j for j, stmt in enumerate(block[zero_at + 1:first], zero_at + 1)}
+        if not self.owned(atom, between):
+            return None
+        return between[id(self.definitions[atom][0])]
+
+    def owned(self, atom, between):
+        """Whether ``atom`` is a new array, computed by a statement in ``between`` (so each run
+        of the accumulation has its own) and read only once. ``unbroadcast(g, v)`` is ``g``
+        itself or a new array, so it is new if ``g`` is."""
+        if not isinstance(atom, Var) or atom in self.uses.params or atom in self.uses.mutated:
+            return False
+        definitions = self.definitions.get(atom, [])
+        if len(definitions) != 1 or self.uses.reads.get(atom, 0) != 1 or id(definitions[0]) not in between:
+            return False
+        stmt = definitions[0]
+        return _allocates(stmt) or (stmt.prim == "unbroadcast" and self.owned(stmt.args[0], between))
+
+
+def assign_first_contributions(fn):
+    """Rewrite ``fn`` in place; returns True if anything changed."""
+    rewriter = _FirstContributions(fn)
+    rewriter.block(fn.body)
+    return rewriter.changed
