@@ -16,11 +16,24 @@ from .passes.static_shapes import use_static_shapes
 
 _observer = contextvars.ContextVar("adcompile_ir_observer", default=None)
 
-# The passes of passes.pipeline.optimize, in its order (tests check that both agree).
-PASSES = (("simplify", simplify), ("static shapes", use_static_shapes),
-          ("common subexpressions", eliminate_common_subexpressions), ("dead code", eliminate_dead_code),
-          ("first contributions", assign_first_contributions))
+# The passes of passes.pipeline.optimize, in its order (tests check that both agree): the
+# clean-up passes to a fixpoint, then first contributions, then the clean-up passes again.
+CLEAN_UP = (("simplify", simplify), ("static shapes", use_static_shapes),
+            ("common subexpressions", eliminate_common_subexpressions), ("dead code", eliminate_dead_code))
+FINAL = ("first contributions", assign_first_contributions)
+PASSES = CLEAN_UP + (FINAL,)
 ROUNDS = 4
+
+
+def _clean_up_observed(fn, name, observe, stage):
+    for round_number in range(1, ROUNDS + 1):
+        changed = False
+        for pass_name, run_pass in CLEAN_UP:
+            if run_pass(fn):
+                changed = True
+                observe(f"{name}: {pass_name} ({stage}round {round_number})", fn)
+        if not changed:
+            return
 
 
 def optimize_observed(fn, name):
@@ -29,14 +42,10 @@ def optimize_observed(fn, name):
     if observe is None:
         return optimize(fn, rounds=ROUNDS)
     observe(f"{name}: transformed", fn)
-    for round_number in range(1, ROUNDS + 1):
-        changed = False
-        for pass_name, run_pass in PASSES:
-            if run_pass(fn):
-                changed = True
-                observe(f"{name}: {pass_name} (round {round_number})", fn)
-        if not changed:
-            break
+    _clean_up_observed(fn, name, observe, "")
+    if FINAL[1](fn):
+        observe(f"{name}: {FINAL[0]}", fn)
+        _clean_up_observed(fn, name, observe, "after first contributions, ")
     return fn
 
 

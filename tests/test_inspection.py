@@ -205,7 +205,7 @@ def test_stages_run_the_pipelines_passes_and_end_where_it_ends(make):
 
 def test_the_observed_passes_are_the_pipelines():
     import inspect
-    text = inspect.getsource(pipeline.optimize)
+    text = inspect.getsource(pipeline)  # optimize and the clean-up rounds it runs
     assert ROUNDS == inspect.signature(pipeline.optimize).parameters["rounds"].default
     called = [text.index(run_pass.__name__ + "(") for _, run_pass in PASSES]
     assert called == sorted(called), "observed_passes.PASSES must list the passes in the pipeline's order"
