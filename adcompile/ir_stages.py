@@ -29,7 +29,7 @@ def ir_stages(fn, /, *args, **kwargs):
     ...     return x * x
     >>> [name for name, _ in ir_stages(adcompile.grad(square), 3.0)]
     ['parsed', 'grad(square): transformed', 'grad(square): dead code (round 1)',
-     'grad(square): first contributions (round 1)', 'lowered']
+     'grad(square): first contributions', 'lowered']
     """
     target, sig = resolve(specialised(fn, "ir"), args, "ir", kwargs)  # Module arguments: the flat function
     root = target
