@@ -16,12 +16,25 @@ generator prints it and numba compiles it like any other function:
 
 Mode "rev" is the same with rows (one vjp per output element). A scalar input (fwd) or a
 scalar output (rev) needs a single jvp or vjp with the unit 1.0, and no loop.
+
+Mode "fwd" first tries the jvp batched over its tangent (``transforms/batching.py``): all the
+columns in one pass, the identity matrix as the batch of tangents, so that the jvp's
+matrix-vector products become matrix-matrix products:
+
+    def f_hessian(x):
+        dx = np.eye(x.size).reshape(x.shape + (x.size,))
+        columns = <the jvp of f's gradient, every tangent with a last axis of length x.size>
+        return columns.reshape(x.shape + x.shape)
+
+The loop above remains for jvps that cannot be batched (a primitive without a batch rule, a
+branch on a tangent).
 ``pullback_by_columns`` builds a vjp the same way, from one jvp per input element.
 """
 from .ir.builder import Builder, Namer, const
 from .ir.clone import inline_function
 from .ir.nodes import For, Function, SetItem, Var
 from .ir.types import I8, Type, promote_dtypes
+from .transforms.batching import Unbatchable, batch
 
 _ALL = ("slice", None, None, None)
 
@@ -45,6 +58,11 @@ def matrix_ir(name, primal, index, mode, directional, shape_source=None):
         unit = b.emit("alias", [const(1.0, Type(looped_type.dtype))])
         result = inline_function(directional, params + [unit], namer, body)[-1]
         return Function(name, params, body, [result], False, primal.source_file)
+    if mode == "fwd":
+        try:
+            return _batched_columns_ir(name, primal, index, directional, shape_source)
+        except Unbatchable:
+            pass
     if shape_source is not None:
         out = params[shape_source]
     elif out_type.ndim:
@@ -76,6 +94,29 @@ def matrix_ir(name, primal, index, mode, directional, shape_source=None):
     dims = (_dims(b, out) if out is not None else []) + _dims(b, x)
     result = flat if _is_flat_already(out, x) else b.emit("reshape", [flat] + dims)
     return Function(name, params, body, [result], False, primal.source_file)
+
+
+def _batched_columns_ir(name, primal, index, directional, shape_source):
+    """The Jacobian of mode "fwd" as one batched jvp; raises ``Unbatchable``."""
+    namer = Namer()
+    params = [Var(namer.fresh(p.name), p.type) for p in primal.params]
+    batched = batch(directional, [len(primal.params)], Namer())
+    body = []
+    b = Builder(namer, body)
+    x = params[index]
+    n = _size(b, x)
+    identity = b.call("eye", n)
+    if x.type.dtype != identity.type.dtype:
+        identity = b.call("as_dtype", identity, dtype=x.type.dtype)
+    tangents = identity if x.type.ndim == 1 else b.emit("reshape", [identity] + _dims(b, x) + [n])
+    columns = inline_function(batched, params + [tangents], namer, body)[-1]
+    if columns.type.ndim == 2 and x.type.ndim == 1:
+        return Function(name, params, body, [columns], False, primal.source_file)
+    out_dims = [b.call("dim", columns, axis=k) for k in range(columns.type.ndim - 1)]
+    if shape_source is not None:
+        out_dims = _dims(b, params[shape_source])
+    matrix = b.emit("reshape", [columns] + out_dims + _dims(b, x))
+    return Function(name, params, body, [matrix], False, primal.source_file)
 
 
 def pullback_by_columns(primal, wrt, columns):
