@@ -212,3 +212,50 @@ def test_hessian_batched_in_numba():
     gradient = adcompile.grad(adcompile.compile(fn, backend="python"))
     assert is_batched(hessian, x)
     np.testing.assert_allclose(hessian(x), fd_jacobian(gradient, x, 1e-6), rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------------------------------------------- vmap
+def layer(x, W):
+    return np.tanh(W @ x) * np.sum(x ** 2)
+
+
+def squared_errors(w, X, y):
+    s = 0.0
+    for i in range(X.shape[0]):
+        s = s + (np.dot(w, X[i]) - y[i]) ** 2
+    return s
+
+
+def test_vmap_maps_over_the_leading_axis():
+    compiled = adcompile.compile(layer, backend="python")
+    xs, W = RNG.standard_normal((5, 4)), RNG.standard_normal((3, 4))
+    mapped = adcompile.vmap(compiled, in_axes=(0, None))
+    np.testing.assert_allclose(mapped(xs, W), np.stack([compiled(x, W) for x in xs]), rtol=1e-12)
+    assert "for " not in adcompile.source(mapped, xs, W)
+    Ws = RNG.standard_normal((5, 3, 4))
+    np.testing.assert_allclose(adcompile.vmap(compiled)(xs, Ws), np.stack([compiled(x, w) for x, w in zip(xs, Ws)]),
+                               rtol=1e-12)
+
+
+def test_vmap_of_a_gradient_with_a_loop_and_its_gradient():
+    compiled = adcompile.compile(squared_errors, backend="python")
+    X, y, ws = RNG.standard_normal((4, 3)), RNG.standard_normal(4), RNG.standard_normal((6, 3))
+    per_member = adcompile.vmap(adcompile.grad(compiled), in_axes=(0, None, None))
+    np.testing.assert_allclose(per_member(ws, X, y), np.stack([adcompile.grad(compiled)(w, X, y) for w in ws]),
+                               rtol=1e-12)
+    losses = adcompile.vmap(compiled, in_axes=(0, None, None))
+    np.testing.assert_allclose(losses(ws, X, y), [compiled(w, X, y) for w in ws], rtol=1e-12)
+    # differentiated again: the Jacobian of the batch of losses with respect to the whole batch
+    jacobian = adcompile.jacobian(losses, wrt=0)(ws, X, y)
+    np.testing.assert_allclose(jacobian, fd_jacobian(lambda v: losses(v, X, y), ws, 1e-6), rtol=1e-6, atol=1e-7)
+
+
+def test_vmap_errors_name_the_cause():
+    compiled = adcompile.compile(branch_on_argument, backend="python")
+    with pytest.raises(adcompile.AdCompileError, match="branch condition depends on a batched value"):
+        adcompile.vmap(compiled)(np.ones((3, 2)))
+    mapped = adcompile.vmap(adcompile.compile(layer, backend="python"))
+    with pytest.raises(adcompile.AdCompileError, match="different leading lengths"):
+        mapped(np.ones((3, 4)), np.ones((2, 3, 4)))
+    with pytest.raises(adcompile.AdCompileError, match="in_axes"):
+        adcompile.vmap(layer, in_axes=(1, None))

@@ -26,7 +26,11 @@ from ..ir.primitives.batching_rules import batched_copy, unbatched_view, with_un
 
 class Unbatchable(Exception):
     """The function cannot be batched (a primitive without a batch rule, or control flow
-    that depends on a batched value); the message says why."""
+    that depends on a batched value); the message says why, ``loc`` where (or None)."""
+
+    def __init__(self, message, loc=None):
+        super().__init__(message)
+        self.loc = loc
 
 
 _CREATIONS = ("zeros", "ones", "empty")
@@ -107,6 +111,13 @@ class BatchingTransform:
         return out
 
     def statement(self, stmt, out):
+        try:
+            self.rewrite(stmt, out)
+        except Unbatchable as error:
+            error.loc = error.loc or stmt.loc  # the innermost statement that has a location
+            raise
+
+    def rewrite(self, stmt, out):
         b = Builder(self.namer, out, stmt.loc)
         if isinstance(stmt, Assign):
             self.assign(stmt, b)
@@ -187,8 +198,10 @@ class BatchingTransform:
 
     def assign_unbatched_value(self, stmt, target, b):
         """``target`` (batched) given a value that is the same for every member."""
-        if stmt.prim == "placeholder":
+        if stmt.prim == "placeholder" and stmt.target.type.ndim:
             b.emit("placeholder", [], target=target, type=target.type)
+        elif stmt.prim == "placeholder":  # a scalar may be saved before it is assigned: a batch of them
+            b.emit("zeros", [self.size], target=target, ndim=1, dtype=target.type.dtype)
         elif stmt.prim in ("zeros_like", "ones_like") and self.is_batched(stmt.args[0]):
             b.emit(stmt.prim, [self.atom(stmt.args[0])], target=target)
         elif stmt.prim in ("zeros_like", "ones_like") and stmt.args[0].type.ndim:
