@@ -110,7 +110,7 @@ def _batched_columns_ir(name, primal, index, directional, shape_source):
         identity = b.call("as_dtype", identity, dtype=x.type.dtype)
     tangents = identity if x.type.ndim == 1 else b.emit("reshape", [identity] + _dims(b, x) + [n])
     columns = inline_function(batched, params + [tangents], namer, body)[-1]
-    if columns.type.ndim == 2 and x.type.ndim == 1:
+    if columns.type.ndim <= 2 and x.type.ndim == 1:  # already (out.size, x.size) or (x.size,)
         return Function(name, params, body, [columns], False, primal.source_file)
     out_dims = [b.call("dim", columns, axis=k) for k in range(columns.type.ndim - 1)]
     if shape_source is not None:

@@ -107,15 +107,12 @@ class BatchingTransform:
     def block(self, block):
         out = []
         for stmt in block:
-            self.statement(stmt, out)
+            try:
+                self.rewrite(stmt, out)
+            except Unbatchable as error:
+                error.loc = error.loc or stmt.loc  # the innermost statement that has a location
+                raise
         return out
-
-    def statement(self, stmt, out):
-        try:
-            self.rewrite(stmt, out)
-        except Unbatchable as error:
-            error.loc = error.loc or stmt.loc  # the innermost statement that has a location
-            raise
 
     def rewrite(self, stmt, out):
         b = Builder(self.namer, out, stmt.loc)
