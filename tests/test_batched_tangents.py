@@ -85,6 +85,14 @@ def joins_and_outer(x):
     return np.sum(y ** 3) + np.sum(z.T @ z) + np.sum(np.outer(x, np.sin(x)))
 
 
+C = 3.0 * np.eye(4) + RNG.standard_normal((4, 4)) / 4.0
+
+
+def linear_algebra(x):
+    M = np.triu(np.diag(np.sin(x)) + np.outer(x, x))
+    return np.sum(np.linalg.solve(C, np.cumsum(x) * x)) + np.sum(M ** 2)
+
+
 HESSIAN_CASES = {
     "softplus objective (matmul)": (softplus_objective, RNG.standard_normal(4)),
     "elementwise chain": (elementwise_chain, RNG.standard_normal(5)),
@@ -98,6 +106,7 @@ HESSIAN_CASES = {
     "where and clip": (where_and_clip, np.array([-1.2, -0.3, 0.2, 0.7, 1.1])),
     "branch on unbatched values": (branch_on_values, RNG.standard_normal(4)),
     "concatenate, stack, outer": (joins_and_outer, RNG.standard_normal(4)),
+    "solve, cumsum, diag, triu": (linear_algebra, RNG.standard_normal(4)),
     "float32": (softplus_objective, RNG.standard_normal(4).astype(np.float32)),
 }
 
@@ -179,15 +188,15 @@ def test_forward_jacobian_is_one_batched_pass(name, monkeypatch):
     np.testing.assert_allclose(J, fd_jacobian(fn, x, 1e-6), rtol=1e-5, atol=1e-7)
 
 
-def cumulative(x):
-    return np.sum(np.cumsum(x) ** 2 * x)
+def convolved(x):
+    return np.sum(np.convolve(x, np.sin(x)) ** 2)
 
 
 def test_a_primitive_without_batch_rule_falls_back_to_the_column_loop():
     x = RNG.standard_normal(4)
-    hessian = adcompile.hessian(adcompile.compile(cumulative, backend="python"))
+    hessian = adcompile.hessian(adcompile.compile(convolved, backend="python"))
     assert not is_batched(hessian, x)
-    gradient = adcompile.grad(adcompile.compile(cumulative, backend="python"))
+    gradient = adcompile.grad(adcompile.compile(convolved, backend="python"))
     np.testing.assert_allclose(hessian(x), fd_jacobian(gradient, x, 1e-6), rtol=1e-5, atol=1e-7)
 
 
@@ -259,3 +268,26 @@ def test_vmap_errors_name_the_cause():
         mapped(np.ones((3, 4)), np.ones((2, 3, 4)))
     with pytest.raises(adcompile.AdCompileError, match="in_axes"):
         adcompile.vmap(layer, in_axes=(1, None))
+
+
+# ----------------------------------------------------------------- every rule of the table
+@pytest.mark.slow
+def test_batched_hessians_of_every_rule_equal_the_column_loop(monkeypatch):
+    """For each entry of the rule table, the Hessian of its scalar loss with respect to its
+    first float array argument: where it is batched, the column loop's numbers exactly."""
+    from test_rules import CASES, _float_positions, compiled
+    batched = 0
+    for entry in CASES:
+        args = entry.args()
+        arrays = [k for k in _float_positions(args) if isinstance(args[k], np.ndarray)]
+        if not arrays:
+            continue
+        _, fn = compiled(entry.name, "python", True)
+        hessian = adcompile.hessian(fn, wrt=arrays[0])
+        if not is_batched(hessian, *args):
+            continue
+        batched += 1
+        loop = column_loop(lambda: adcompile.hessian(adcompile.compile(fn.pyfunc, backend="python"),
+                                                     wrt=arrays[0])(*args), monkeypatch)
+        np.testing.assert_allclose(hessian(*args), loop, rtol=1e-9, atol=1e-9, err_msg=entry.name)
+    assert batched > 150

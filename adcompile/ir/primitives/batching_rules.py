@@ -224,6 +224,65 @@ def _matmul_both_batched(b, a, c, kind):
     return b.call("sum", b.mul(getitem(b, a, [_ALL, _ALL, ("none",)]), c), axis=1)
 
 
+def _flat_cumsum(b, args, batched, params, size):
+    """``np.cumsum`` flattens: the members' elements in rows, summed down the rows."""
+    x = args[0]
+    if x.type.ndim > 2:
+        x = b.call("reshape", x, b.call("size", unbatched_view(b, x)), size)
+    return b.call("cumsum_axis", x, axis=0)
+
+
+def _flat_cumsum_adjoint(b, args, batched, params, size):
+    return b.call("cumsum_axis_adjoint", args[0], axis=0)
+
+
+def _solve(b, args, batched, params, size):
+    """``solve(a, B)``: the members are right-hand sides, solved together."""
+    a, rhs = args
+    if batched[0]:
+        return None
+    if rhs.type.ndim == 2:
+        return b.call("solve", a, rhs)
+    n, p = b.call("dim", rhs, axis=0), b.call("dim", rhs, axis=1)
+    solved = b.call("solve", a, b.call("reshape", rhs, n, b.mul(p, size)))
+    return b.call("reshape", solved, n, p, size)
+
+
+def _identity_like(b, x, axis):
+    """The identity matrix of ``x``'s length along ``axis``, in ``x``'s dtype, with a
+    length-1 last axis."""
+    identity = b.call("eye", b.call("dim", x, axis=axis))
+    if identity.type.dtype != x.type.dtype:
+        identity = b.call("as_dtype", identity, dtype=x.type.dtype)
+    return with_unit_batch_axis(b, identity)
+
+
+def _diag(b, args, batched, params, size):
+    x = args[0]
+    if x.type.ndim == 2:  # vectors (n, size) -> diagonal matrices (n, n, size)
+        return b.mul(getitem(b, x, [_ALL, ("none",)]), _identity_like(b, x, 0))
+    return b.call("sum", b.mul(x, _identity_like(b, x, 0)), axis=1)  # the diagonals, (n, size)
+
+
+def _diag_adjoint(b, args, batched, params, size):
+    """The adjoint of ``diag`` of a vector is the diagonal (of a matrix: a matrix of x's shape)."""
+    if logical_ndim(args[1], batched[1]) != 1:
+        return None
+    return _diag(b, args[:1], batched[:1], params, size)
+
+
+def _trace(b, args, batched, params, size):
+    return b.call("sum", _diag(b, args, batched, params, size), axis=0)
+
+
+def _triangle(name):
+    def rule(b, args, batched, params, size):
+        x = args[0]
+        ones = b.emit("ones", [b.call("dim", x, axis=0), b.call("dim", x, axis=1)], ndim=2, dtype=x.type.dtype)
+        return b.mul(x, with_unit_batch_axis(b, b.call(name, ones, **params)))
+    return rule
+
+
 _RULES = {
     "alias": _same_batched("alias"), "copy": _same_batched("copy"), "as_dtype": _same_batched("as_dtype"),
     "cast_like": _same_batched("cast_like"), "to_float": _to_float, "norm": _norm, "clip": _clip,
@@ -231,6 +290,10 @@ _RULES = {
     "broadcast_to": _broadcast_to, "broadcast_to_shape": _shaped_like_second("broadcast_to_shape"),
     "unbroadcast": _shaped_like_second("unbroadcast"), "getitem": _getitem,
     "concatenate": _joined("concatenate"), "stack": _joined("stack"), "matmul": _matmul, "outer": _outer,
+    "cumsum": _flat_cumsum, "cumsum_adjoint": _flat_cumsum_adjoint, "cumsum_axis": _same_batched("cumsum_axis"),
+    "cumsum_axis_adjoint": _same_batched("cumsum_axis_adjoint"), "solve": _solve, "diag": _diag, "diag_adjoint": _diag_adjoint,
+    "trace": _trace,
+    "triu": _triangle("triu"), "tril": _triangle("tril"),
 }
 
 
