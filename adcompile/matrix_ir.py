@@ -28,12 +28,14 @@ matrix-vector products become matrix-matrix products:
 
 The loop above remains for jvps that cannot be batched (a primitive without a batch rule, a
 branch on a tangent).
-``pullback_by_columns`` builds a vjp the same way, from one jvp per input element.
+``pullback_by_columns`` builds a vjp the same way, from one jvp per input element (batched
+too where it can be).
 """
 from .ir.builder import Builder, Namer, const
 from .ir.clone import inline_function
 from .ir.nodes import For, Function, SetItem, Var
 from .ir.types import I8, Type, promote_dtypes
+from .ir.primitives.batching_rules import with_unit_batch_axis
 from .transforms.batching import Unbatchable, batch
 
 _ALL = ("slice", None, None, None)
@@ -104,12 +106,7 @@ def _batched_columns_ir(name, primal, index, directional, shape_source):
     body = []
     b = Builder(namer, body)
     x = params[index]
-    n = _size(b, x)
-    identity = b.call("eye", n)
-    if x.type.dtype != identity.type.dtype:
-        identity = b.call("as_dtype", identity, dtype=x.type.dtype)
-    tangents = identity if x.type.ndim == 1 else b.emit("reshape", [identity] + _dims(b, x) + [n])
-    columns = inline_function(batched, params + [tangents], namer, body)[-1]
+    columns = inline_function(batched, params + [_identity_tangents(b, x)], namer, body)[-1]
     if columns.type.ndim <= 2 and x.type.ndim == 1:  # already (out.size, x.size) or (x.size,)
         return Function(name, params, body, [columns], False, primal.source_file)
     out_dims = [b.call("dim", columns, axis=k) for k in range(columns.type.ndim - 1)]
@@ -117,6 +114,15 @@ def _batched_columns_ir(name, primal, index, directional, shape_source):
         out_dims = _dims(b, params[shape_source])
     matrix = b.emit("reshape", [columns] + out_dims + _dims(b, x))
     return Function(name, params, body, [matrix], False, primal.source_file)
+
+
+def _identity_tangents(b, x):
+    """All unit tangents of ``x`` as one batch: the identity matrix, shape ``x.shape + (x.size,)``."""
+    n = _size(b, x)
+    identity = b.call("eye", n)
+    if x.type.dtype != identity.type.dtype:
+        identity = b.call("as_dtype", identity, dtype=x.type.dtype)
+    return identity if x.type.ndim == 1 else b.emit("reshape", [identity] + _dims(b, x) + [n])
 
 
 def pullback_by_columns(primal, wrt, columns):
@@ -138,6 +144,14 @@ def pullback_by_columns(primal, wrt, columns):
             unit = b.emit("alias", [const(1.0, Type(x.type.dtype))])
             grads.append(_projected(b, cotangents, inline_function(column, params + [unit], namer, body)))
             continue
+        try:
+            batched = batch(column, [len(params)], Namer())
+        except Unbatchable:
+            batched = None
+        if batched is not None:  # every element's jvp at once, then each projected on the cotangents
+            tangents = inline_function(batched, params + [_identity_tangents(b, x)], namer, body)
+            grads.append(_reshaped_like(b, _projected_columns(b, cotangents, tangents), x))
+            continue
         flat = b.emit("zeros", [_size(b, x)], ndim=1, dtype=x.type.dtype)
         flat.name, flat.is_temp = namer.fresh("b" + x.name), False
         k = Var(namer.fresh("k"), I8)
@@ -151,6 +165,17 @@ def pullback_by_columns(primal, wrt, columns):
         body.append(For(k, const(0), _size(b, x), const(1), loop_body))
         grads.append(_reshaped_like(b, flat, x))
     return Function(f"{primal.name}_vjp", params + cotangents, body, outputs + grads, True, primal.source_file)
+
+
+def _projected_columns(b, cotangents, batched_results):
+    """``_projected`` of every column at once: the columns are the last axis of the tangents."""
+    total = None
+    for ct, columns in zip(cotangents, batched_results[len(cotangents):]):
+        term = b.mul(with_unit_batch_axis(b, ct), columns)
+        for _ in range(term.type.ndim - 1):
+            term = b.call("sum", term, axis=0)
+        total = term if total is None else b.add(total, term)
+    return total
 
 
 def _projected(b, cotangents, column_results):
