@@ -291,3 +291,15 @@ def test_batched_hessians_of_every_rule_equal_the_column_loop(monkeypatch):
                                                      wrt=arrays[0])(*args), monkeypatch)
         np.testing.assert_allclose(hessian(*args), loop, rtol=1e-9, atol=1e-9, err_msg=entry.name)
     assert batched > 150
+
+
+def test_the_vjp_of_a_batched_hessian_with_tapes_is_batched_too():
+    """Reverse mode does not take the Hessian of a loop (its IR pops tapes): its vjp comes from
+    the jvps of all input elements, computed in one batched pass."""
+    fn, x = HESSIAN_CASES["scalar loop (tapes)"]
+    hessian = adcompile.hessian(adcompile.compile(fn, backend="python"))
+    weights = RNG.standard_normal(x.shape + x.shape)
+    _, pullback = adcompile.vjp(hessian, x)
+    weighted = fd_jacobian(lambda v: np.sum(hessian(v) * weights), x, 1e-6)
+    np.testing.assert_allclose(pullback(weights)[0], weighted, rtol=1e-5, atol=1e-6)
+    assert "unit" not in adcompile.source(pullback)
