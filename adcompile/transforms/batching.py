@@ -153,9 +153,10 @@ class BatchingTransform:
         if self.is_batched(stmt.array) and not self.is_batched(stmt.value):
             value = with_unit_batch_axis(b, value)
         if isinstance(stmt, AccumItem) and self.is_batched(stmt.array):
+            # the scatter-add helpers of numba take one index array into up to 3 dimensions
             arrays = [item for item in stmt.items if item[0] == "array"]
-            if len(arrays) > 1 or (arrays and array.type.ndim > 3):
-                raise Unbatchable("a scatter-add into a batched array with more than one index array")
+            if arrays and (len(stmt.items) > 1 or array.type.ndim > 3):
+                raise Unbatchable("a scatter-add by an index array together with other indices into a batched array")
         b.append(type(stmt)(array, value, stmt.items))
 
     def assign(self, stmt, b):
