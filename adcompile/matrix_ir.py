@@ -31,10 +31,13 @@ branch on a tangent).
 ``pullback_by_columns`` builds a vjp the same way, from one jvp per input element (batched
 too where it can be).
 """
+from collections import Counter
+
 from .ir.builder import Builder, Namer, const
 from .ir.clone import inline_function
-from .ir.nodes import For, Function, SetItem, Var
+from .ir.nodes import Assign, For, Function, SetItem, Var, walk
 from .ir.types import I8, Type, promote_dtypes
+from .ir.primitives import Kind, has_kind
 from .ir.primitives.batching_rules import with_unit_batch_axis
 from .transforms.batching import Unbatchable, batch
 
@@ -106,7 +109,9 @@ def _batched_columns_ir(name, primal, index, directional, shape_source):
     body = []
     b = Builder(namer, body)
     x = params[index]
-    columns = inline_function(batched, params + [_identity_tangents(b, x)], namer, body)[-1]
+    identity = _identity_tangents(b, x)
+    columns = inline_function(batched, params + [identity], namer, body)[-1]
+    _skip_products_with_identity(body, identity)
     if columns.type.ndim <= 2 and x.type.ndim == 1:  # already (out.size, x.size) or (x.size,)
         return Function(name, params, body, [columns], False, primal.source_file)
     out_dims = [b.call("dim", columns, axis=k) for k in range(columns.type.ndim - 1)]
@@ -114,6 +119,25 @@ def _batched_columns_ir(name, primal, index, directional, shape_source):
         out_dims = _dims(b, params[shape_source])
     matrix = b.emit("reshape", [columns] + out_dims + _dims(b, x))
     return Function(name, params, body, [matrix], False, primal.source_file)
+
+
+def _skip_products_with_identity(body, identity):
+    """``A @ I`` is ``A``: the jvp of ``A @ x`` applied to all unit tangents at once (``A``'s
+    shape matches, or the function's own ``A @ x`` fails). Rewrites the top-level products
+    with ``identity``, or a name of it that is never reassigned, into ``A`` itself (a copy
+    where the tangent is written in place or viewed)."""
+    assignments = Counter(var for stmt in walk(body) for var in stmt.writes())
+    viewed = {stmt.args[0] for stmt in walk(body)
+              if isinstance(stmt, Assign) and stmt.args and has_kind(stmt.prim, Kind.VIEW)}
+    names = {identity}
+    for stmt in body:
+        if not isinstance(stmt, Assign) or assignments[identity] != 1:
+            continue
+        if stmt.prim == "alias" and stmt.args[0] in names and assignments[stmt.target] == 1:
+            names.add(stmt.target)
+        elif (stmt.prim == "matmul" and stmt.args[1] in names and stmt.args[0].type == stmt.target.type):
+            shared = assignments[stmt.target] == 1 and stmt.target not in viewed
+            stmt.prim, stmt.args = "alias" if shared else "copy", [stmt.args[0]]
 
 
 def _identity_tangents(b, x):

@@ -303,3 +303,11 @@ def test_the_vjp_of_a_batched_hessian_with_tapes_is_batched_too():
     weighted = fd_jacobian(lambda v: np.sum(hessian(v) * weights), x, 1e-6)
     np.testing.assert_allclose(pullback(weights)[0], weighted, rtol=1e-5, atol=1e-6)
     assert "unit" not in adcompile.source(pullback)
+
+
+def test_the_product_with_the_identity_tangents_is_skipped():
+    """``A @ dx`` with ``dx`` the identity is ``A``: the Hessian of the softplus objective keeps
+    two matrix products, ``A @ x`` and the one of the backward sweep."""
+    fn, x = HESSIAN_CASES["softplus objective (matmul)"]
+    hessian = adcompile.hessian(adcompile.compile(fn, backend="python"))
+    assert adcompile.source(hessian, x).count("rt.matmul(") == 2
