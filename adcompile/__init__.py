@@ -9,12 +9,13 @@ from .api import compile, grad, value_and_grad
 from .backend.cache_folder import clear_cache
 from .derivatives import hessian, hvp, jacobian, jvp
 from .pullback import vjp
+from .vmapping import vmap
 from . import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
 from .errors import AdCompileError
 from .inspection import ir, source, source_path
 from .testing import gradcheck, gradgradcheck
 
-__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "source",
+__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "vmap", "source",
            "AdCompileError", "gradcheck", "gradgradcheck", "clear_cache", "ir", "source_path"]
 from .version import __version__  # noqa: E402
 from .function import Function, once_differentiable  # noqa: E402

@@ -2,7 +2,8 @@
 
 All of them are built from the two transforms: ``jvp`` is forward mode, ``hvp`` and
 ``hessian`` are forward mode applied to the reverse-mode gradient (forward over reverse),
-``jacobian`` is a loop of vjps (mode="rev") or jvps (mode="fwd") of unit vectors. ``hessian``
+``jacobian`` is a loop of vjps (mode="rev") of unit vectors, or (mode="fwd", and ``hessian``)
+one jvp with all unit tangents at once, batched (a loop of jvps where it cannot be batched). ``hessian``
 and ``jacobian`` return derived functions like ``grad`` does (``matrix_ir.py`` builds their
 IR), so they can be compiled, inspected, called in compiled code and differentiated again.
 """
@@ -112,8 +113,9 @@ def hvp(f, primals, tangents):
 
 def hessian(f, wrt=0):
     """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``,
-    shape ``x.shape + x.shape`` (forward over reverse: a generated loop with one jvp of the
-    gradient per column). It takes ``f``'s arguments as ``f`` does (keywords, defaults) and is
+    shape ``x.shape + x.shape`` (forward over reverse: one jvp of the gradient with all unit
+    tangents at once, or a generated loop with one jvp per column where the jvp cannot be
+    batched). It takes ``f``'s arguments as ``f`` does (keywords, defaults) and is
     a derived function like ``grad(f)``: ``adcompile.source`` shows it, compiled code can call
     it, and every transform applies to it (``jacobian(hessian(f))`` is the third derivative).
 
@@ -131,8 +133,9 @@ def hessian(f, wrt=0):
 def jacobian(f, wrt=0, mode="rev"):
     """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
     ``wrt``, shape ``out.shape + x.shape``. ``mode`` is "rev" (a generated loop with one vjp
-    per output element) or "fwd" (one jvp per input element; "rev" of a derived function that
-    reverse mode does not take is computed this way too). It takes ``f``'s arguments as ``f``
+    per output element) or "fwd" (one jvp with all unit tangents at once, or a loop of one jvp
+    per input element where it cannot be batched; "rev" of a derived function that reverse
+    mode does not take is computed this way too). It takes ``f``'s arguments as ``f``
     does (keywords, defaults) and is a derived function like ``grad(f)``: it can be inspected,
     called in compiled code and differentiated again.
 

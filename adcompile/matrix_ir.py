@@ -16,12 +16,30 @@ generator prints it and numba compiles it like any other function:
 
 Mode "rev" is the same with rows (one vjp per output element). A scalar input (fwd) or a
 scalar output (rev) needs a single jvp or vjp with the unit 1.0, and no loop.
-``pullback_by_columns`` builds a vjp the same way, from one jvp per input element.
+
+Mode "fwd" first tries the jvp batched over its tangent (``transforms/batching.py``): all the
+columns in one pass, the identity matrix as the batch of tangents, so that the jvp's
+matrix-vector products become matrix-matrix products:
+
+    def f_hessian(x):
+        dx = np.eye(x.size).reshape(x.shape + (x.size,))
+        columns = <the jvp of f's gradient, every tangent with a last axis of length x.size>
+        return columns.reshape(x.shape + x.shape)
+
+The loop above remains for jvps that cannot be batched (a primitive without a batch rule, a
+branch on a tangent).
+``pullback_by_columns`` builds a vjp the same way, from one jvp per input element (batched
+too where it can be).
 """
+from collections import Counter
+
 from .ir.builder import Builder, Namer, const
 from .ir.clone import inline_function
-from .ir.nodes import For, Function, SetItem, Var
+from .ir.nodes import Assign, For, Function, SetItem, Var, walk
 from .ir.types import I8, Type, promote_dtypes
+from .ir.primitives import Kind, has_kind
+from .ir.primitives.batching_rules import with_unit_batch_axis
+from .transforms.batching import Unbatchable, batch
 
 _ALL = ("slice", None, None, None)
 
@@ -45,6 +63,11 @@ def matrix_ir(name, primal, index, mode, directional, shape_source=None):
         unit = b.emit("alias", [const(1.0, Type(looped_type.dtype))])
         result = inline_function(directional, params + [unit], namer, body)[-1]
         return Function(name, params, body, [result], False, primal.source_file)
+    if mode == "fwd":
+        try:
+            return _batched_columns_ir(name, primal, index, directional, shape_source)
+        except Unbatchable:
+            pass
     if shape_source is not None:
         out = params[shape_source]
     elif out_type.ndim:
@@ -78,6 +101,54 @@ def matrix_ir(name, primal, index, mode, directional, shape_source=None):
     return Function(name, params, body, [result], False, primal.source_file)
 
 
+def _batched_columns_ir(name, primal, index, directional, shape_source):
+    """The Jacobian of mode "fwd" as one batched jvp; raises ``Unbatchable``."""
+    namer = Namer()
+    params = [Var(namer.fresh(p.name), p.type) for p in primal.params]
+    batched = batch(directional, [len(primal.params)], Namer())
+    body = []
+    b = Builder(namer, body)
+    x = params[index]
+    identity = _identity_tangents(b, x)
+    columns = inline_function(batched, params + [identity], namer, body)[-1]
+    _skip_products_with_identity(body, identity)
+    if columns.type.ndim <= 2 and x.type.ndim == 1:  # already (out.size, x.size) or (x.size,)
+        return Function(name, params, body, [columns], False, primal.source_file)
+    out_dims = [b.call("dim", columns, axis=k) for k in range(columns.type.ndim - 1)]
+    if shape_source is not None:
+        out_dims = _dims(b, params[shape_source])
+    matrix = b.emit("reshape", [columns] + out_dims + _dims(b, x))
+    return Function(name, params, body, [matrix], False, primal.source_file)
+
+
+def _skip_products_with_identity(body, identity):
+    """``A @ I`` is ``A``: the jvp of ``A @ x`` applied to all unit tangents at once (``A``'s
+    shape matches, or the function's own ``A @ x`` fails). Rewrites the top-level products
+    with ``identity``, or a name of it that is never reassigned, into ``A`` itself (a copy
+    where the tangent is written in place or viewed)."""
+    assignments = Counter(var for stmt in walk(body) for var in stmt.writes())
+    viewed = {stmt.args[0] for stmt in walk(body)
+              if isinstance(stmt, Assign) and stmt.args and has_kind(stmt.prim, Kind.VIEW)}
+    names = {identity}
+    for stmt in body:
+        if not isinstance(stmt, Assign) or assignments[identity] != 1:
+            continue
+        if stmt.prim == "alias" and stmt.args[0] in names and assignments[stmt.target] == 1:
+            names.add(stmt.target)
+        elif (stmt.prim == "matmul" and stmt.args[1] in names and stmt.args[0].type == stmt.target.type):
+            shared = assignments[stmt.target] == 1 and stmt.target not in viewed
+            stmt.prim, stmt.args = "alias" if shared else "copy", [stmt.args[0]]
+
+
+def _identity_tangents(b, x):
+    """All unit tangents of ``x`` as one batch: the identity matrix, shape ``x.shape + (x.size,)``."""
+    n = _size(b, x)
+    identity = b.call("eye", n)
+    if x.type.dtype != identity.type.dtype:
+        identity = b.call("as_dtype", identity, dtype=x.type.dtype)
+    return identity if x.type.ndim == 1 else b.emit("reshape", [identity] + _dims(b, x) + [n])
+
+
 def pullback_by_columns(primal, wrt, columns):
     """A vjp IR of ``primal`` built from jvps, for IR that reverse mode does not take: the
     cotangent of each element ``x[k]`` of a ``wrt`` parameter is ``sum(ct * jvp(e_k))``.
@@ -97,6 +168,14 @@ def pullback_by_columns(primal, wrt, columns):
             unit = b.emit("alias", [const(1.0, Type(x.type.dtype))])
             grads.append(_projected(b, cotangents, inline_function(column, params + [unit], namer, body)))
             continue
+        try:
+            batched = batch(column, [len(params)], Namer())
+        except Unbatchable:
+            batched = None
+        if batched is not None:  # every element's jvp at once, then each projected on the cotangents
+            tangents = inline_function(batched, params + [_identity_tangents(b, x)], namer, body)
+            grads.append(_reshaped_like(b, _projected_columns(b, cotangents, tangents), x))
+            continue
         flat = b.emit("zeros", [_size(b, x)], ndim=1, dtype=x.type.dtype)
         flat.name, flat.is_temp = namer.fresh("b" + x.name), False
         k = Var(namer.fresh("k"), I8)
@@ -110,6 +189,17 @@ def pullback_by_columns(primal, wrt, columns):
         body.append(For(k, const(0), _size(b, x), const(1), loop_body))
         grads.append(_reshaped_like(b, flat, x))
     return Function(f"{primal.name}_vjp", params + cotangents, body, outputs + grads, True, primal.source_file)
+
+
+def _projected_columns(b, cotangents, batched_results):
+    """``_projected`` of every column at once: the columns are the last axis of the tangents."""
+    total = None
+    for ct, columns in zip(cotangents, batched_results[len(cotangents):]):
+        term = b.mul(with_unit_batch_axis(b, ct), columns)
+        for _ in range(term.type.ndim - 1):
+            term = b.call("sum", term, axis=0)
+        total = term if total is None else b.add(total, term)
+    return total
 
 
 def _projected(b, cotangents, column_results):

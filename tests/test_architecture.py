@@ -36,7 +36,7 @@ LAYERS = [
              "adcompile.observed_passes", "adcompile.call_signatures", "adcompile.notebook_display",
              "adcompile.run_errors", "adcompile.source_lines", "adcompile.derived_cache"]),
     # the transforms built on derived functions, and derivatives called inside compiled code
-    ("derivatives", ["adcompile.derivatives", "adcompile.pullback", "adcompile.nested"]),
+    ("derivatives", ["adcompile.derivatives", "adcompile.pullback", "adcompile.nested", "adcompile.vmapping"]),
     # functions of Modules compiled as functions of their arrays
     ("module compiler", ["adcompile.module_values", "adcompile.module_compile"]),
     ("inspection", ["adcompile.inspection", "adcompile.ir_stages"]),

@@ -75,7 +75,7 @@ def test_the_generated_sections_of_the_docs_are_up_to_date(monkeypatch):
 
 
 DOCTEST_MODULES = ["adcompile.inspection", "adcompile.ir_stages", "adcompile.api", "adcompile.derivatives",
-                   "adcompile.pullback",
+                   "adcompile.pullback", "adcompile.vmapping",
                    "adcompile.testing", "adcompile.backend.cache_folder", "adcompile.function", "adcompile.module",
                    "adcompile.parameter", "adcompile.training", "adcompile.nn.linear", "adcompile.nn.container",
                    "adcompile.nn.loss_modules", "adcompile.nn.activation", "adcompile.nn.dropout",

@@ -6,8 +6,10 @@
 
 Without an explicit ``jvp`` the forward rule follows from the declaration: ELEMENTWISE
 primitives apply their reverse rule to the tangent, ``linear_in`` primitives apply themselves
-to it, BILINEAR ones use the product rule (structural_jvp.py).
+to it, BILINEAR ones use the product rule (structural_jvp.py). The batch rule likewise follows
+from the kinds for ELEMENTWISE and REDUCTION primitives; batching_rules.py holds the others.
 """
+from .batching_rules import default_batch_rule
 from .record import PRIMITIVES, Kind, Primitive
 from .structural_jvp import bilinear_jvp, elementwise_jvp, linear_jvp
 
@@ -41,5 +43,5 @@ def define(name, type_rule, template, *, kinds=(), vjp=None, jvp=None, linear_in
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name!r} is declared twice")
     PRIMITIVES[name] = Primitive(name, type_rule, template, kinds, vjp, jvp, linear_in, shape_only, shape_of,
-                                 arity, tuple(numpy), tuple(math))
+                                 arity, tuple(numpy), tuple(math), default_batch_rule(name, kinds))
     return PRIMITIVES[name]

@@ -3,7 +3,7 @@
 A ``Primitive`` holds every fact the compiler needs about one op of the IR: how its result
 type follows from its arguments' types, the Python/numba expression it is emitted as, its
 kinds (what the passes and transforms may assume about it), its reverse and forward
-derivative rules, and the numpy/math names the frontend lowers onto it. The family modules
+derivative rules, its batch rule (for a batch of tangents at once), and the numpy/math names the frontend lowers onto it. The family modules
 of this package declare them (``declare.define``); everyone else asks this table, never a
 name set of its own.
 """
@@ -48,6 +48,8 @@ class Primitive:
     arity: Optional[int] = None  # number of arguments of the numpy/math functions below
     numpy_names: tuple = ()  # np.<name>(...) is exactly this primitive
     math_names: tuple = ()  # math.<name>(...) is exactly this primitive
+    # batch(b, args, batched, params, size) -> result with a trailing batch axis, or None (batching_rules.py)
+    batch: Optional[Callable] = None
 
     def has(self, kind):
         return kind in self.kinds
