@@ -21,6 +21,7 @@ from .derived_reverse import pullback_ir, reverse_applies, reverse_of_derived
 from .ir.builder import Namer
 from .ir.clone import copy_function
 from .ir.types import describe_value, type_of_value
+from .lowering.pipeline import lower_for_backend
 from .matrix_ir import matrix_ir
 from .module import Module
 from .module_dispatch import module_compiler
@@ -71,6 +72,8 @@ class _Specialised:
     """Common machinery: per-signature IR, source and compiled callable."""
 
     backend = "numba"
+    fuse = None  # loop fusion for numba: None follows ADCOMPILE_FUSE (on unless "0")
+    parallel = False  # fused loops without a loop-carried dependence use numba.prange
 
     def __init__(self):
         self._specs = {}
@@ -107,8 +110,9 @@ class _Specialised:
                 spec = self._specs.get(sig)
                 if spec is None:
                     fn_ir = self.ir(sig)
-                    source = generate(fn_ir, origin=self.origin())
-                    spec = (fn_ir, source, load(source, fn_ir.name, self.backend))
+                    code_ir, options = lower_for_backend(fn_ir, self.backend, self.fuse, self.parallel)
+                    source = generate(code_ir, origin=self.origin())
+                    spec = (fn_ir, source, load(source, fn_ir.name, self.backend, options))
                     self._specs[sig] = spec
         self._last_signature = sig
         return spec
@@ -165,13 +169,14 @@ class _Specialised:
 class CompiledFunction(_Specialised):
     """``@adcompile.compile``: calling it runs the compiled forward function."""
 
-    def __init__(self, pyfunc, backend="numba"):
+    def __init__(self, pyfunc, backend="numba", fuse=None, parallel=False):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
         _reject_async(pyfunc)
         self.pyfunc = pyfunc
         self.backend = backend
+        self.fuse, self.parallel = fuse, parallel
         self.name = getattr(pyfunc, "__name__", "function")
         self.param_names = list(inspect.signature(pyfunc).parameters)
         self._ir = {}
@@ -283,6 +288,7 @@ class DerivedFunction(_Specialised):
         self.tangents_only = tangents_only  # jvp: return only the output tangents
         self.mode = mode  # jacobian: "rev" (rows of vjps) or "fwd" (columns of jvps)
         self.backend = self.base.backend
+        self.fuse, self.parallel = self.base.fuse, self.base.parallel
         self.param_names = self.base.param_names
         self.name = f"{kind}({self.base.name})"
         self.wrt, self.wrt_is_tuple = (wrt_indices(self.base, wrt) if wrt is not None
@@ -464,11 +470,15 @@ class DerivedFunction(_Specialised):
         return f"<adcompile {self.name}>"
 
 
-def compile(fn=None, *, backend="numba"):
+def compile(fn=None, *, backend="numba", fuse=None, parallel=False):
     """Decorator: compile ``fn`` with numba (``backend='python'`` runs the generated Python).
 
     Nothing is compiled before the first call; code is generated per argument signature
-    (dtype and ndim of each argument). Keywords and defaults bind as in Python.
+    (dtype and ndim of each argument). Keywords and defaults bind as in Python. For numba,
+    runs of array statements over one shape are fused into explicit loops (``fuse=False``,
+    or ``ADCOMPILE_FUSE=0``, keeps one numpy call per statement); ``parallel=True`` runs
+    fused loops without a loop-carried dependence with ``numba.prange``. Functions derived
+    from ``fn`` (``grad``, ``hessian`` ...) inherit these options.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")  # without backend=, numba compiles the generated code
@@ -485,8 +495,8 @@ def compile(fn=None, *, backend="numba"):
     <BLANKLINE>
     """
     if fn is None:
-        return lambda f: CompiledFunction(f, backend=backend)
-    return CompiledFunction(fn, backend=backend)
+        return lambda f: CompiledFunction(f, backend=backend, fuse=fuse, parallel=parallel)
+    return CompiledFunction(fn, backend=backend, fuse=fuse, parallel=parallel)
 
 
 def grad(f, wrt=0):
