@@ -86,9 +86,9 @@ class StandInShapes:
             return fresh_dims(ndim)
         out = []
         for dim, (_, start, stop, _step) in zip(dims, items):
-            start = 0 if start is None else args[start].value
-            stop = 0 if stop is None else args[stop].value
-            if start < 0 or stop > 0:
+            start = 0 if start is None else getattr(args[start], "value", None)
+            stop = 0 if stop is None else getattr(args[stop], "value", None)
+            if not isinstance(start, int) or not isinstance(stop, int) or start < 0 or stop > 0:
                 return fresh_dims(ndim)
             out.append(Dim(dim.base, dim.offset - start + stop))
         return tuple(out)

@@ -225,8 +225,13 @@ class _GroupWriter:
         return self.extents.count(dim)
 
     def materialise(self):
-        """Write each value used after the loop into its array, at the end of the body."""
+        """Write each value used after the loop into its array, at the end of the body; a
+        view used after the loop is taken before it instead (it must stay a view)."""
+        views = self._views_of_memory()
         for var in sorted(self.live_out, key=lambda v: v.name):
+            if var in views:
+                self.before.append(views[var])
+                continue
             value = self.env[var]
             if var in self.group.external_reads:  # the loop reads the value this one replaces
                 buffer = self.ctx.new_var(var.name, var.type)
@@ -237,6 +242,18 @@ class _GroupWriter:
             params = {"ndim": var.type.ndim, "dtype": var.type.dtype}
             self.before.append(Assign(buffer, "empty", counts, params))
             self.body.append(SetItem(buffer, value, [("int", i) for i in self.index]))
+
+    def _views_of_memory(self):
+        """The slices and aliases of arrays in memory the group takes, by target (each
+        assigned once in the group)."""
+        views = {}
+        for stmt, role in self.group.members:
+            if role is None or role.kind not in ("slice", "pass") or stmt.prim not in ("getitem", "alias"):
+                continue
+            source = stmt.args[0]
+            if self._assigned_here(stmt.target) == 1 and is_array_var(source) and source not in self.group.assigned:
+                views[stmt.target] = stmt
+        return views
 
     def statements(self):
         for stmt, role in self.group.members:

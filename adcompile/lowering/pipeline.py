@@ -2,7 +2,8 @@
 
 Fusion is on by default for the numba backend; ``adcompile.compile(f, fuse=False)`` or the
 environment variable ``ADCOMPILE_FUSE=0`` keep one numpy call per statement (for debugging).
-The Python backend is never fused: explicit loops run slowly in the interpreter.
+The Python backend is never fused: explicit loops run slowly in the interpreter (except with
+``ADCOMPILE_FUSE=all``, for testing fusion with the backend that loads fast).
 """
 import os
 
@@ -24,11 +25,12 @@ def lower_for_backend(fn, backend, fuse=None, parallel=False):
 
     Fused loops run their divisions on scalars: numba's numpy error model keeps numpy's
     results there (``1.0 / 0.0`` is inf, as for arrays) instead of raising."""
-    if backend != "numba" or not fusion_enabled(fuse) or infer_shapes is None:
+    fuse_python = os.environ.get("ADCOMPILE_FUSE") == "all"
+    if (backend != "numba" and not fuse_python) or not fusion_enabled(fuse) or infer_shapes is None:
         return fn, {}
     lowered, loops = fuse_loops(fn, infer_shapes, parallel=parallel)
-    if not loops:
-        return fn, {}
+    if not loops or backend != "numba":
+        return lowered if loops else fn, {}
     options = {"error_model": "numpy"}
     if parallel:
         options["parallel"] = True
