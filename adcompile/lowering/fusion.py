@@ -67,10 +67,15 @@ class Group:
         self.reduced = set()  # scalars the loop accumulates
         self.read_vars = set()  # everything the loop's statements read
         self.external_reads = set()  # arrays read from memory in the loop
+        self.read_accesses = {}  # array read from memory -> the accesses reading it
         self.read_roots, self.written_roots = set(), set()
 
     def _roots(self, var):
         return sharing({var}, self.ctx.roots)
+
+    def sharing_any(self, var, others):
+        """Whether ``var`` may share memory with one of ``others``."""
+        return any(self._roots(var) & self._roots(other) for other in others)
 
     def accepts(self, stmt, role):
         if role.domain != self.domain:
@@ -106,9 +111,10 @@ class Group:
         self.members.append((stmt, role))
         self.read_vars |= {a for a in stmt.reads() if isinstance(a, Var)}
         reads = role.reads[:1] if role.kind == "accumulate" else role.reads
-        for atom, _ in reads:
+        for atom, access in reads:
             if atom not in self.assigned:
                 self.external_reads.add(atom)
+                self.read_accesses.setdefault(atom, set()).add(access)
                 self.read_roots |= self._roots(atom)
         if role.kind == "accumulate":
             self.written_roots |= self._roots(stmt.array)

@@ -233,6 +233,9 @@ class _GroupWriter:
                 self.before.append(views[var])
                 continue
             value = self.env[var]
+            if var in self.group.external_reads and self._updates_in_place(var):
+                self.body.append(SetItem(var, value, [("int", i) for i in self.index]))
+                continue
             if var in self.group.external_reads:  # the loop reads the value this one replaces
                 buffer = self.ctx.new_var(var.name, var.type)
                 self.after.append(Assign(var, "alias", [buffer]))
@@ -242,6 +245,19 @@ class _GroupWriter:
             params = {"ndim": var.type.ndim, "dtype": var.type.dtype}
             self.before.append(Assign(buffer, "empty", counts, params))
             self.body.append(SetItem(buffer, value, [("int", i) for i in self.index]))
+
+    def _updates_in_place(self, var):
+        """Whether the loop may write ``var``'s new value into its old buffer: every
+        assignment may overwrite it (``inplace``, as codegen's ``+=``) and the loop reads the
+        old value only at the point it writes, and through no other array."""
+        assignments = [stmt for stmt, role in self.group.members
+                       if role is not None and role.kind not in ("accumulate", "reduce") and stmt.target is var]
+        if not all(stmt.inplace for stmt in assignments):
+            return False
+        if self.group.read_accesses.get(var, set()) != {Access.identity(var.type.ndim)}:
+            return False
+        others = [a for a in self.group.external_reads if a is not var]
+        return not self.group.sharing_any(var, others)
 
     def _views_of_memory(self):
         """The slices and aliases of arrays in memory the group takes, by target (each
