@@ -213,3 +213,19 @@ def test_parallel_loops_use_prange():
     assert "numba.prange(" in source and np.allclose(fused(x), compiled(x))
     gradient_source, _, _ = lowered(adcompile.grad(compiled), x, parallel=True)
     assert "prange" not in gradient_source  # bx[i] and bx[i + 1]: neighbouring iterations write one element
+
+
+def view_then_write(x, k):
+    y = x * k
+    v = y[1:]
+    w = np.sin(v) * v + np.cos(v)
+    y[1] = 5.0  # v is a view of y: it sees this write
+    return np.sum(w) + np.sum(v * v)
+
+
+def test_a_view_used_after_the_loop_stays_a_view():
+    x = RNG.standard_normal(6)
+    compiled = adcompile.compile(view_then_write, backend="python")
+    source, loops, fused = lowered(compiled, x, 1.5)
+    assert loops >= 1 and np.allclose(fused(x, 1.5), compiled(x, 1.5)), source
+    assert np.isclose(compiled(x, 1.5), view_then_write(x.copy(), 1.5))
