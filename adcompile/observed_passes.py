@@ -11,11 +11,12 @@ from .passes.cse import eliminate_common_subexpressions
 from .passes.dce import eliminate_dead_code
 from .passes.pipeline import optimize
 from .passes.simplify import simplify
+from .passes.static_shapes import use_static_shapes
 
 _observer = contextvars.ContextVar("adcompile_ir_observer", default=None)
 
 # The passes of passes.pipeline.optimize, in its order (tests check that both agree).
-PASSES = (("simplify", simplify), ("common subexpressions", eliminate_common_subexpressions),
+PASSES = (("simplify", simplify), ("static shapes", use_static_shapes), ("common subexpressions", eliminate_common_subexpressions),
           ("dead code", eliminate_dead_code))
 ROUNDS = 4
 

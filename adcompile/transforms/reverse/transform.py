@@ -9,6 +9,7 @@
 from ...ir.builder import Builder
 from ...ir.memory import memory_roots
 from ...ir.nodes import Comment, Function, Var, walk
+from ...ir.shapes import infer_shapes
 from ...passes.activity import active_vars
 from ..arguments import copy_written_arguments
 from ..scopes import Scopes, check_shared_memory_writes
@@ -41,8 +42,10 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
         self.memory = memory_roots(fn.body, fn.params)
         for var in self.primal_vars:
             namer.reserve(var.name)
-        # arrays assigned more than once: their shapes may differ, so shape reads count too
-        self.reshaped = {v for v in self.primal_vars if v.type.ndim and self.scopes.is_rebound(v, fn.params)}
+        # arrays assigned more than once with shapes that may differ: their shape reads count too
+        shapes = infer_shapes(fn)
+        self.reshaped = {v for v in self.primal_vars if v.type.ndim and self.scopes.is_rebound(v, fn.params)
+                         and not shapes.stable(v)}
         self.context = ReverseContext(self)  # what the reverse rules of regions (CustomCall) may use
         self.saves = {}          # key of a save -> where the value went (see ``TapingPlan.save``)
         self.needed = None       # the primal Vars the backward sweep reads (None: not known yet)

@@ -1,0 +1,458 @@
+"""Static symbolic shapes of the values of an IR function.
+
+adcompile specialises on the number of dimensions of each argument, not on its lengths, but
+most lengths in numeric code follow from the arguments' lengths: ``x[1:] - x[:-1] ** 2`` has
+``x.shape[0] - 1`` elements, ``A @ x`` has ``A.shape[0]``. ``infer_shapes`` finds them, so that
+the passes can prove two arrays have the same shape (a broadcast's adjoint is then nothing,
+and a value read only for its shape can be replaced by another of the same shape) and the
+lowering can fuse loops over one iteration domain.
+
+Shapes are flow-insensitive: a variable assigned in several places (loops, branches) has the
+shape common to all its assignments, or dims that equal only themselves when they differ.
+Integer scalars that hold lengths (``n = x.shape[0]``, ``n - 1``) are tracked too, so shapes
+built from them (``np.zeros(n)``) are known.
+
+    shapes = infer_shapes(fn)
+    shapes.of(atom)       -> tuple of Dim, one per axis (() for scalars)
+    shapes.same(a, b)     -> bool: provably equal shapes for every input
+    shapes.source(dim)    -> Python text computing the dim from the parameters, or None
+    shapes.stable(var)    -> bool: every assignment of ``var`` gives it the same shape
+"""
+from .dims import Dim, add, constant, difference, format_dim, multiply, symbol
+from .indexing import items_with_atoms
+from .nodes import Assign, Const, For, Pop, Push, Var, walk
+from .primitives import Kind, has_kind, primitive
+
+_MAX_ROUNDS = 50
+
+
+class ShapeMap:
+    """The inferred shapes of one function (see the module docstring)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._shapes = {}  # Var -> tuple of Dim
+        self._lengths = {}  # integer scalar Var -> Dim it holds
+        self._sources = {}  # symbol -> its Python text
+        self._opaque = {}  # key -> opaque Dim, stable across rounds
+        self._tapes = {}  # tape Var -> shape of the values pushed on it
+        self._broadcast_members = {}  # Dim standing for a broadcast -> the lengths broadcast
+        self._widened = set()  # variables whose assignments give different shapes
+        self._infer()
+
+    # -- queries ---------------------------------------------------------------
+
+    def of(self, atom):
+        if not isinstance(atom, Var) or atom.type.ndim == 0:
+            return ()
+        shape = self._shapes.get(atom)
+        return shape if shape is not None else self._unknown(("unassigned", atom.uid), atom.type.ndim)
+
+    def same(self, a, b):
+        if (isinstance(a, Var) and a.type.ndim) != (isinstance(b, Var) and b.type.ndim):
+            return False
+        return self.of(a) == self.of(b)
+
+    def stable(self, var):
+        """Whether every assignment of ``var`` (and its value on entry, for a parameter) gives
+        it the same shape, so that reading its shape at any point reads that shape."""
+        return var in self._shapes and var not in self._widened
+
+    def length(self, atom):
+        """The Dim an integer scalar holds, or None."""
+        if isinstance(atom, Const) and isinstance(atom.value, int) and not isinstance(atom.value, bool):
+            return constant(atom.value) if atom.value >= 0 else None
+        return self._lengths.get(atom) if isinstance(atom, Var) else None
+
+    def source(self, dim, clamp=False):
+        """Python text of ``dim`` from the parameters (``max(..., 0)`` around a form that might
+        be negative when ``clamp``), or None."""
+        text = format_dim(dim, self._sources.get)
+        if text is not None and clamp and not dim.is_nonnegative:
+            text = f"max({text}, 0)"
+        return text
+
+    # -- inference ---------------------------------------------------------------
+
+    def _unknown(self, key, ndim):
+        dims = []
+        for axis in range(ndim):
+            dim = self._opaque.get((key, axis))
+            if dim is None:
+                dim = self._opaque[(key, axis)] = symbol(f"?{len(self._opaque)}")
+            dims.append(dim)
+        return tuple(dims)
+
+    def _infer(self):
+        assigned = {var for stmt in walk(self.fn.body) for var in stmt.writes()}
+        for param in self.fn.params:
+            rebound = param in assigned
+            if param.type.ndim:
+                dims = []
+                for axis in range(param.type.ndim):
+                    name = f"{param.name}.{axis}"
+                    if not rebound:
+                        self._sources[name] = f"{param.name}.shape[{axis}]"
+                    dims.append(symbol(name))
+                self._shapes[param] = tuple(dims)
+            elif param.type.dtype == "i8":
+                self._sources[param.name] = None if rebound else param.name
+                self._lengths[param] = symbol(param.name)
+        for _ in range(_MAX_ROUNDS):
+            self._changed = False
+            for stmt in walk(self.fn.body):
+                self._visit(stmt)
+            if not self._changed:
+                return
+        raise AssertionError("shape inference did not converge")  # joins widen at most twice per value
+
+    def _join(self, table, var, value, ndim=None):
+        """Record ``value`` for ``var``: kept if it is the first or the same, widened to opaque
+        dims (or no length) if it differs from what another assignment gave."""
+        old = table.get(var, _BOTTOM)
+        if old is _BOTTOM:
+            new = value
+        elif old == value:
+            return
+        elif ndim is None:  # a length: differing values leave none
+            new = None
+            if old is None:
+                return
+        else:
+            new = self._unknown(("join", var.uid), ndim)
+            self._widened.add(var)
+            if old == new:
+                return
+        table[var] = new
+        self._changed = True
+
+    def _ready(self, atoms):
+        """Whether every variable among ``atoms`` has been given a shape (or length) yet;
+        a statement is visited again in the next round otherwise."""
+        for atom in atoms:
+            if isinstance(atom, Var) and atom.type.ndim and atom not in self._shapes:
+                return False
+            if isinstance(atom, Var) and atom.type.dtype == "i8" and not atom.type.ndim \
+                    and atom not in self._lengths:
+                return False
+        return True
+
+    def _visit(self, stmt):
+        if isinstance(stmt, Assign):
+            if stmt.prim == "placeholder":  # gives the variable its type only; never read as such
+                return
+            if not self._ready(stmt.args):
+                return
+            target = stmt.target
+            if target.type.ndim:
+                shape = self._rule(stmt)
+                if shape is None or len(shape) != target.type.ndim:
+                    shape = self._unknown(("result", id(stmt)), target.type.ndim)
+                self._join(self._shapes, target, shape, target.type.ndim)
+            elif target.type.dtype == "i8":
+                self._join(self._lengths, target, self._length_rule(stmt))
+        elif isinstance(stmt, Push) and isinstance(stmt.value, Var) and stmt.value.type.ndim:
+            if self._ready([stmt.value]):
+                self._join(self._tapes, stmt.tape, self.of(stmt.value), stmt.value.type.ndim)
+        elif isinstance(stmt, Pop) and stmt.target.type.ndim:
+            shape = self._tapes.get(stmt.tape)
+            if shape is not None:
+                self._join(self._shapes, stmt.target, shape, stmt.target.type.ndim)
+        elif isinstance(stmt, Pop) and stmt.target.type.dtype == "i8":
+            self._join(self._lengths, stmt.target, None)
+        elif isinstance(stmt, For):
+            self._join(self._lengths, stmt.index, None)
+
+    def _length_rule(self, stmt):
+        prim, args = stmt.prim, stmt.args
+        if prim == "dim":
+            shape = self.of(args[0])
+            axis = stmt.params["axis"]
+            return shape[axis] if -len(shape) <= axis < len(shape) else None
+        if prim == "size":
+            return _product(self.of(args[0]))
+        if prim == "alias" or prim == "copy":
+            return self.length(args[0])
+        lengths = [self.length(a) for a in args]
+        if any(n is None for n in lengths):
+            return None
+        if prim == "add" and len(args) == 2:
+            return add(*lengths)
+        if prim == "sub" and len(args) == 2:
+            return difference(*lengths)
+        if prim == "mul" and len(args) == 2:
+            return multiply(*lengths)
+        return None
+
+    def _lengths_of(self, atoms):
+        dims = tuple(self.length(a) for a in atoms)
+        return None if any(d is None for d in dims) else dims
+
+    def _rule(self, stmt):
+        prim, args, params = stmt.prim, stmt.args, stmt.params
+        rule = _RULES.get(prim)
+        if rule is not None:
+            return rule(self, args, params)
+        record = primitive(prim)
+        if record.shape_of is not None:
+            return self.of(args[record.shape_of])
+        if has_kind(prim, Kind.ELEMENTWISE) or has_kind(prim, Kind.BROADCASTING):
+            return self._broadcast(stmt, [self.of(a) for a in args])
+        if has_kind(prim, Kind.REDUCTION):
+            return _drop_axis(self.of(args[0]), params.get("axis"))
+        return None
+
+    def _broadcast(self, stmt, shapes):
+        ndim = max(len(s) for s in shapes)
+        result = []
+        for axis in range(ndim):
+            dims = {s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0}
+            if len(dims) > 1:
+                dims.discard(constant(1))  # a length 1 stretches to the other
+            result.append(dims.pop() if len(dims) == 1 else self._broadcast_dim(dims))
+        return tuple(result)
+
+    def _broadcast_dim(self, dims):
+        """The length that broadcasting ``dims`` against each other gives, when they are not
+        provably equal (one may be 1 at run time): a symbol standing for their maximum, the
+        same for the same set of lengths, so that values broadcast alike have equal shapes."""
+        members = set()
+        for dim in dims:
+            members |= self._broadcast_members.get(dim, {dim})
+        name = "max(" + ", ".join(sorted(map(repr, members))) + ")"
+        dim = symbol(name)
+        if dim not in self._broadcast_members:
+            self._broadcast_members[dim] = frozenset(members)
+            sources = [self.source(m) for m in members]
+            if None not in sources:
+                self._sources[name] = "max(" + ", ".join(sorted(sources)) + ")"
+        return dim
+
+
+_BOTTOM = object()
+
+
+def _product(shape):
+    total = constant(1)
+    for dim in shape:
+        total = multiply(total, dim)
+        if total is None:
+            return None
+    return total
+
+
+def _drop_axis(shape, axis):
+    if axis is None:
+        return ()
+    axis = axis + len(shape) if axis < 0 else axis
+    return shape[:axis] + shape[axis + 1:]
+
+
+def _slice_length(shapes, dim, start, stop, step):
+    """The Dim of ``x[start:stop:step]`` along an axis of length ``dim``, or None."""
+    step_value = 1 if step is None else _int_const(step)
+    if step_value != 1:
+        return None
+    first = 0 if start is None else _int_const(start)
+    if first is None:
+        return None
+    if stop is None:
+        end = dim
+    else:
+        last = _int_const(stop)
+        if last is None:  # x[:n] with n a length of the program: n when provably n <= len(x)
+            length = shapes.length(stop)
+            if length is None or length.terms != dim.terms or length.offset > dim.offset:
+                return None
+            end = length
+        elif last < 0:
+            end = dim.shifted(last)
+        elif dim.constant is not None:
+            end = constant(min(last, dim.constant))
+        else:
+            return None  # min(stop, n): not a form
+    if first >= 0:
+        return end.shifted(-first)
+    if stop is None and dim.constant is not None:
+        return constant(min(-first, dim.constant))
+    return None
+
+
+def _int_const(atom):
+    if isinstance(atom, Const) and isinstance(atom.value, int) and not isinstance(atom.value, bool):
+        return atom.value
+    return None
+
+
+def _getitem(shapes, args, params):
+    source = shapes.of(args[0])
+    items = items_with_atoms(params["items"], args)
+    kinds = [item[0] for item in items]
+    if "array" in kinds and ("int" in kinds or kinds.count("array") > 1):
+        return None  # numpy may move the broadcast index dims to the front
+    axis, result = 0, []
+    for item in items:
+        kind = item[0]
+        if kind == "none":
+            result.append(constant(1))
+        elif kind == "int":
+            axis += 1
+        elif kind == "slice":
+            length = _slice_length(shapes, source[axis], *item[1:]) if axis < len(source) else None
+            if length is None:
+                return None
+            result.append(length)
+            axis += 1
+        else:  # one integer index array: its shape, in its place
+            index = item[1]
+            if index.type.dtype == "b1":
+                return None
+            result.extend(shapes.of(index))
+            axis += 1
+    return tuple(result) + tuple(source[axis:])
+
+
+def _transpose(shapes, args, params):
+    shape = shapes.of(args[0])
+    axes = params.get("axes")
+    return tuple(reversed(shape)) if axes is None else tuple(shape[a] for a in axes)
+
+
+def _matmul(shapes, args, params):
+    a, b = shapes.of(args[0]), shapes.of(args[1])
+    if len(a) == 1 and len(b) == 1:
+        return ()
+    if len(a) == 1:
+        return b[:-2] + b[-1:]
+    if len(b) == 1:
+        return a[:-1]
+    batch = a[:-2] if len(a) >= len(b) else b[:-2]
+    if len(a) > 2 and len(b) > 2 and a[:-2] != b[:-2]:
+        return None
+    return batch + (a[-2], b[-1])
+
+
+def _reshape_like(first_shape_arg):
+    def rule(shapes, args, params):
+        return shapes._lengths_of(args[first_shape_arg:])
+    return rule
+
+
+def _expand_axis(shapes, args, params):
+    shape = shapes.of(args[0])
+    axis = params["axis"]
+    axis = axis + len(shape) + 1 if axis < 0 else axis
+    return shape[:axis] + (constant(1),) + shape[axis:]
+
+
+def _ravel(shapes, args, params):
+    size = _product(shapes.of(args[0]))
+    return None if size is None else (size,)
+
+
+def _outer(shapes, args, params):
+    sizes = (_product(shapes.of(args[0])), _product(shapes.of(args[1])))
+    return None if None in sizes else sizes
+
+
+def _concatenate(shapes, args, params):
+    arrays = [shapes.of(a) for a in args]
+    axis = params.get("axis", 0)
+    axis = axis + len(arrays[0]) if axis < 0 else axis
+    total = constant(0)
+    for shape in arrays:
+        total = add(total, shape[axis])
+        if total is None:
+            return None
+    # numpy checked that the other axes agree, so the first array's lengths are everyone's
+    return arrays[0][:axis] + (total,) + arrays[0][axis + 1:]
+
+
+def _stack(shapes, args, params):
+    shape = shapes.of(args[0])
+    axis = params.get("axis", 0)
+    axis = axis + len(shape) + 1 if axis < 0 else axis
+    return shape[:axis] + (constant(len(args)),) + shape[axis:]
+
+
+def _full(shapes, args, params):
+    return shapes._lengths_of(args[:-1])
+
+
+def _arange(shapes, args, params):
+    if len(args) == 1:
+        n = shapes.length(args[0])
+        return None if n is None else (n,)
+    if len(args) == 2:
+        start, stop = shapes.length(args[0]), shapes.length(args[1])
+        if start is None or stop is None:
+            return None
+        length = difference(stop, start)
+        return None if length is None else (length,)
+    return None
+
+
+def _linspace(shapes, args, params):
+    n = shapes.length(args[2])
+    return None if n is None else (n,)
+
+
+def _eye(shapes, args, params):
+    n = shapes.length(args[0])
+    return None if n is None else (n, n)
+
+
+def _first_argument(shapes, args, params):
+    return shapes.of(args[0])
+
+
+def _second_argument(shapes, args, params):
+    return shapes.of(args[1])
+
+
+def _diag(shapes, args, params):
+    shape = shapes.of(args[0])
+    return (shape[0], shape[0]) if len(shape) == 1 else None
+
+
+def _eigenvalues(shapes, args, params):
+    return shapes.of(args[0])[:-1]
+
+
+_RULES = {
+    "getitem": _getitem,
+    "transpose": _transpose,
+    "matmul": _matmul,
+    "reshape": _reshape_like(1),
+    "broadcast_to": _reshape_like(1),
+    "zeros": _reshape_like(0),
+    "ones": _reshape_like(0),
+    "empty": _reshape_like(0),
+    "full": _full,
+    "expand_axis": _expand_axis,
+    "ravel": _ravel,
+    "cumsum": _ravel,
+    "outer": _outer,
+    "concatenate": _concatenate,
+    "stack": _stack,
+    "arange": _arange,
+    "linspace": _linspace,
+    "eye": _eye,
+    "diag": _diag,
+    "as_dtype": _first_argument,
+    "cumsum_adjoint": _first_argument,
+    "cumsum_axis": _first_argument,
+    "cumsum_axis_adjoint": _first_argument,
+    "tril": _first_argument,
+    "triu": _first_argument,
+    "inv": _first_argument,
+    "cholesky": _first_argument,
+    "eigh_vectors": _first_argument,
+    "eigh_values": _eigenvalues,
+    "solve": _second_argument,
+}
+
+
+def infer_shapes(fn):
+    """The ``ShapeMap`` of ``fn`` (see the module docstring)."""
+    return ShapeMap(fn)
