@@ -12,10 +12,7 @@ import adcompile
 from adcompile.backend.loader import load
 from adcompile.codegen.python import generate
 from adcompile.lowering import fuse_loops
-from adcompile.lowering.pipeline import infer_shapes as real_infer_shapes
-from fusion_shapes import infer_shapes as stand_in_shapes
-
-infer_shapes = real_infer_shapes or stand_in_shapes
+from adcompile.ir.shapes import infer_shapes
 
 
 def lowered(derived, *args, parallel=False, extra=0):

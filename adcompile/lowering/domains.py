@@ -89,14 +89,11 @@ class Extents:
 
     def count(self, dim):
         bound = self.bound(dim)
-        if bound is None or isinstance(bound, Const) or self._is_plain_dim(bound):
+        if bound is None or isinstance(bound, Const) or dim.is_nonnegative:
             return bound
         if dim not in self._counts:
             self._counts[dim] = self._emit("maximum", [bound, const(0)], "n")
         return self._counts[dim]
-
-    def _is_plain_dim(self, atom):
-        return any(s.target is atom and s.prim == "dim" for s in self.stmts)
 
     def _emit(self, prim, args, name="_n", **params):
         target = self.builder(name, I8, is_temp=True)
@@ -128,6 +125,16 @@ class Extents:
             return const(node.value)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             return self._emit(_BINARY[type(node.op)], [self._expression(node.left), self._expression(node.right)])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return self._emit("neg", [self._expression(node.operand)])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("max", "min") \
+                and len(node.args) >= 2:
+            result = self._expression(node.args[0])
+            for arg in node.args[1:]:
+                result = self._emit("maximum" if node.func.id == "max" else "minimum", [result, self._expression(arg)])
+            return result
+        if isinstance(node, ast.Name) and node.id in self.params and self.params[node.id].type == I8:
+            return self.params[node.id]
         if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
                 and isinstance(node.value.value, ast.Name) and node.value.value.id in self.params
                 and isinstance(node.slice, ast.Constant)):

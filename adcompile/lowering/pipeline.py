@@ -7,12 +7,8 @@ The Python backend is never fused: explicit loops run slowly in the interpreter 
 """
 import os
 
+from ..ir.shapes import infer_shapes
 from .fusion import fuse_loops
-
-try:  # the symbolic shapes land in ir/shapes.py with the lead's branch
-    from ..ir.shapes import infer_shapes
-except ImportError:  # until then nothing is fused
-    infer_shapes = None
 
 
 def fusion_enabled(fuse):
@@ -26,7 +22,7 @@ def lower_for_backend(fn, backend, fuse=None, parallel=False):
     Fused loops run their divisions on scalars: numba's numpy error model keeps numpy's
     results there (``1.0 / 0.0`` is inf, as for arrays) instead of raising."""
     fuse_python = os.environ.get("ADCOMPILE_FUSE") == "all"
-    if (backend != "numba" and not fuse_python) or not fusion_enabled(fuse) or infer_shapes is None:
+    if (backend != "numba" and not fuse_python) or not fusion_enabled(fuse):
         return fn, {}
     lowered, loops = fuse_loops(fn, infer_shapes, parallel=parallel)
     if not loops or backend != "numba":
