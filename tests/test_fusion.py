@@ -226,3 +226,17 @@ def test_a_view_used_after_the_loop_stays_a_view():
     source, loops, fused = lowered(compiled, x, 1.5)
     assert loops >= 1 and np.allclose(fused(x, 1.5), compiled(x, 1.5)), source
     assert np.isclose(compiled(x, 1.5), view_then_write(x.copy(), 1.5))
+
+
+def doubled_in_place(A):
+    W = A
+    W += W
+    return np.sum(np.sin(W))
+
+
+def test_allocation_shaped_like_a_fused_value_is_not_moved_before_it():
+    A, V = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))
+    compiled = adcompile.compile(doubled_in_place, backend="python")
+    hvp = adcompile.api.DerivedFunction(adcompile.grad(compiled), "jvp", 0, tangents_only=True)
+    _, loops, fused_hvp = lowered(hvp, A, V, extra=1)
+    assert loops >= 1 and np.allclose(fused_hvp(A.copy(), V)[0], hvp.run((A.copy(),), (V,))[0])

@@ -134,13 +134,15 @@ class Group:
             return False
         if stmt.prim in _SHAPE_QUERIES:
             return True
-        value_args = [a for a in stmt.args if isinstance(a, Var)]
+        args = [a for a in stmt.args if isinstance(a, Var)]
+        if any(a in self.assigned or a in self.reduced for a in args):  # not computed before the loop
+            return False
+        value_args = args
         if stmt.prim in _MOVABLE_ALLOCATIONS:
-            value_args = value_args[-1:] if stmt.prim == "full" else []
+            value_args = args[-1:] if stmt.prim == "full" else []
         elif target.type.ndim > 0 or has_kind(stmt.prim, Kind.NEVER_MERGED):
             return False
-        return not any(a in self.assigned or a in self.reduced or self._roots(a) & self.written_roots
-                       for a in value_args)
+        return not any(self._roots(a) & self.written_roots for a in value_args)
 
     def move(self, stmt):
         self.original.extend(self.trailing_comments)
