@@ -240,3 +240,23 @@ def test_allocation_shaped_like_a_fused_value_is_not_moved_before_it():
     hvp = adcompile.api.DerivedFunction(adcompile.grad(compiled), "jvp", 0, tangents_only=True)
     _, loops, fused_hvp = lowered(hvp, A, V, extra=1)
     assert loops >= 1 and np.allclose(fused_hvp(A.copy(), V)[0], hvp.run((A.copy(),), (V,))[0])
+
+
+def restored_in_branch(x, n):
+    for _ in range(n):
+        x = np.tanh(x + np.sum(np.cos(np.ones((4, 2))), axis=1))
+    if x[-1] - x[-1]:
+        pass
+    else:
+        x = np.tanh(x + (np.concatenate((x[-1:], x[1:4])) - x))
+    return np.sum(x)
+
+
+def test_a_view_rebound_in_the_loop_is_taken_after_it():
+    """Reverse mode restores ``x = x_saved`` between reads of the output ``x``: the fused loop
+    reads the output, so the restoring alias goes after the loop (random program, seed 72)."""
+    x = np.array([0.68, -0.99, -0.54, -0.77])
+    gradient = adcompile.grad(adcompile.compile(restored_in_branch, backend="python"))
+    _, loops, fused = lowered(gradient, x, 2)
+    assert loops >= 1 and np.allclose(fused(x, 2)[0], gradient(x, 2))
+    assert np.allclose(gradient(x, 2), central_differences(lambda z: restored_in_branch(z, 2), x), rtol=1e-5)

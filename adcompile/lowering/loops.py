@@ -226,11 +226,11 @@ class _GroupWriter:
 
     def materialise(self):
         """Write each value used after the loop into its array, at the end of the body; a
-        view used after the loop is taken before it instead (it must stay a view)."""
+        view used after the loop is taken after it instead (it must stay a view)."""
         views = self._views_of_memory()
         for var in sorted(self.live_out, key=lambda v: v.name):
-            if var in views:
-                self.before.append(views[var])
+            if var in views:  # after the loop, which may still read the value it replaces
+                self.after.append(views[var])
                 continue
             value = self.env[var]
             if var in self.group.external_reads and self._updates_in_place(var):
