@@ -260,3 +260,15 @@ def test_a_view_rebound_in_the_loop_is_taken_after_it():
     _, loops, fused = lowered(gradient, x, 2)
     assert loops >= 1 and np.allclose(fused(x, 2)[0], gradient(x, 2))
     assert np.allclose(gradient(x, 2), central_differences(lambda z: restored_in_branch(z, 2), x), rtol=1e-5)
+
+
+def test_lengths_of_different_arguments_are_assumed_equal_behind_a_check():
+    w, X = 0.1 * RNG.standard_normal(4), RNG.standard_normal((30, 4))
+    y = (RNG.standard_normal(30) > 0) * 1.0
+    gradient = adcompile.grad(adcompile.compile(logistic_loss, backend="python"))
+    source, loops, fused = lowered(gradient, w, X, y)
+    body = source[source.index("def "):]
+    assert loops == 1 and "if y.shape[0] == " in body and body.count("for i in range(") == 1, source
+    assert np.allclose(fused(w, X, y)[0], gradient(w, X, y), rtol=1e-12)
+    one = np.array([1.0])  # broadcast from length 1: the check fails, the unfused statements run
+    assert np.allclose(fused(w, X, one)[0], gradient(w, X, one), rtol=1e-12)

@@ -30,7 +30,7 @@ class Access:
         return all(o == 0 for o in self.offsets) and self.axes == tuple(range(len(self.axes)))
 
 
-def broadcast_access(shapes, atom, domain):
+def broadcast_access(shapes, atom, domain, same_dim=lambda a, b: a == b):
     """The access reading ``atom`` (whose shape broadcasts against ``domain``, aligned at the
     trailing axes as numpy aligns them), or None when the shapes do not provably broadcast:
     a dim that might be 1 at run time while the domain's is not must not be fused."""
@@ -40,7 +40,7 @@ def broadcast_access(shapes, atom, domain):
     lead = len(domain) - len(dims)
     axes = []
     for k, dim in enumerate(dims):
-        if dim == domain[lead + k]:
+        if same_dim(dim, domain[lead + k]):
             axes.append(lead + k)
         elif dim.constant == 1:
             axes.append(None)

@@ -17,9 +17,10 @@ as it is (numba already runs one numpy expression in one pass).
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
 from ..ir.memory import memory_roots, sharing
-from ..ir.nodes import Assign, Comment, Var, walk
+from ..ir.nodes import Assign, Comment, If, Var, walk
 from ..ir.primitives import Kind, has_kind
 from .loops import write_group
+from .assumptions import DimAssumptions
 from .roles import role_of
 
 _SHAPE_QUERIES = ("dim", "size")
@@ -59,6 +60,7 @@ class Group:
 
     def __init__(self, domain, ctx):
         self.domain, self.ctx = domain, ctx
+        self.assumptions = DimAssumptions(ctx.shapes)
         self.original = []  # every statement taken, in program order (to undo the group)
         self.members = []  # (stmt, role) run in the loop
         self.moved = []  # statements moved before the loop
@@ -77,9 +79,16 @@ class Group:
         """Whether ``var`` may share memory with one of ``others``."""
         return any(self._roots(var) & self._roots(other) for other in others)
 
+    def role_of(self, stmt):
+        """``stmt``'s role in this group, with the dim assumptions it needs (or None)."""
+        trial = self.assumptions.trial()
+        role = role_of(stmt, self.ctx.shapes, trial.same)
+        if role is None or not trial.same_domain(role.domain, self.domain):
+            return None, None
+        return role, trial
+
     def accepts(self, stmt, role):
-        if role.domain != self.domain:
-            return False
+        """Whether ``stmt`` (of ``role`` over this group's domain) may join the loop."""
         if any(isinstance(a, Var) and a in self.reduced for a in stmt.reads()):
             return False
         reads = role.reads[:1] if role.kind == "accumulate" else role.reads
@@ -161,6 +170,10 @@ class Group:
         self.ctx.fused_loops += 1
         return lowered + self.trailing_comments
 
+    def guarded(self, check, fused):
+        """The fused statements behind the run-time check of the group's assumptions."""
+        return check + [If(check[-1].target, fused, self.original)] if check else fused
+
 
 def _fuse_block(block, ctx):
     out, group = [], None
@@ -172,10 +185,12 @@ def _fuse_block(block, ctx):
             continue
         role = role_of(stmt, ctx.shapes)
         if group is not None:
-            if role is not None and group.accepts(stmt, role):
-                group.add(stmt, role)
+            joining, assumptions = group.role_of(stmt)
+            if joining is not None and group.accepts(stmt, joining):
+                group.assumptions.adopt(assumptions)
+                group.add(stmt, joining)
                 continue
-            if (role is None or role.domain != group.domain) and group.can_move(stmt):
+            if joining is None and group.can_move(stmt):
                 group.move(stmt)
                 continue
             out.extend(group.finish())

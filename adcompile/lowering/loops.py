@@ -11,7 +11,7 @@ count, float32 sums cast back, and replaced buffers renamed.
 from ..ir.indexing import index_params
 from ..ir.nodes import AccumItem, Assign, Comment, Const, For, SetItem, Var, const
 from ..ir.types import F8, FLOAT32, I8, Type
-from .domains import Access, Extents, broadcast_access, is_array_var
+from .domains import Access, Extents, is_array_var
 from .roles import FILLS
 
 _INDEX_NAMES = "ijklmn"
@@ -29,10 +29,15 @@ class _CannotWrite(Exception):
 
 
 def write_group(group):
+    """The statements replacing ``group``: its loop nest (behind the run-time check of the
+    dims it assumes equal, if any), or None when it cannot be written."""
     try:
-        return _GroupWriter(group).statements()
+        writer = _GroupWriter(group)
+        fused = writer.statements()
+        check = writer.assumption_check()
     except _CannotWrite:
         return None
+    return group.guarded(check, fused)
 
 
 class _GroupWriter:
@@ -77,7 +82,7 @@ class _GroupWriter:
         scalar = self.scalars.get(var)
         shared = scalar is not None and any(a is scalar for v, a in self.env.items() if v is not var)
         if scalar is None or shared:
-            owns_name = (var not in self.live_out and self.ctx.assigns.get(var, 0) == self._assigned_here(var)
+            owns_name = (not self.group.assumptions.pairs and var not in self.live_out and self.ctx.assigns.get(var, 0) == self._assigned_here(var)
                          and var not in self.ctx.fn.params and scalar is None)
             name = var.name if owns_name else f"{var.name}_i"
             scalar = Var(name, Type(var.type.dtype), is_temp=var.is_temp) if owns_name else \
@@ -126,8 +131,8 @@ class _GroupWriter:
         self.env[var] = atom
 
     def write_map(self, stmt, role):
-        shapes, domain = self.ctx.shapes, self.group.domain
-        args = [self.read(a, broadcast_access(shapes, a, domain) if is_array_var(a) else None) for a in stmt.args]
+        accesses = dict(role.reads)
+        args = [self.read(a, accesses.get(a)) for a in stmt.args]
         kept = self._identity_operand(stmt.prim, args, stmt.target.type)
         if kept is not None:
             self.bind(stmt.target, kept)
@@ -241,7 +246,7 @@ class _GroupWriter:
                 self.after.append(Assign(var, "alias", [buffer]))
             else:
                 buffer = var
-            counts = [self._extent_count(d) for d in self.ctx.shapes.of(var)]
+            counts = [self._extent_count(d) for d in self.group.domain]
             params = {"ndim": var.type.ndim, "dtype": var.type.dtype}
             self.before.append(Assign(buffer, "empty", counts, params))
             self.body.append(SetItem(buffer, value, [("int", i) for i in self.index]))
@@ -284,11 +289,35 @@ class _GroupWriter:
             loop = [(ParallelFor if parallel else For)(self.index[depth], const(0), bounds[depth], const(1), loop)]
         return self.extents.stmts + moved + self.before + loop + self.after
 
+    def assumption_check(self):
+        """Statements computing whether the dims the group assumes equal are equal (the last
+        one assigns the condition), or [] when it assumes nothing."""
+        pairs = self.group.assumptions.pairs
+        if not pairs:
+            return []
+        moved_targets = {s.target for s in self.group.moved if isinstance(s, Assign)}
+        available = [a for a in self.group.external_reads if a not in moved_targets]
+        extents = Extents(self.ctx.shapes, self.ctx.fn.params, available, self.ctx.new_var)
+        conditions = []
+        for a, b in pairs:
+            bounds = extents.bound(a), extents.bound(b)
+            if None in bounds:
+                raise _CannotWrite
+            condition = self.ctx.new_var("_same", Type("b1"), is_temp=True)
+            extents.stmts.append(Assign(condition, "eq", list(bounds)))
+            conditions.append(condition)
+        check = conditions[0]
+        for condition in conditions[1:]:
+            both = self.ctx.new_var("_same", Type("b1"), is_temp=True)
+            extents.stmts.append(Assign(both, "and", [check, condition]))
+            check = both
+        return extents.stmts
+
     def _shape_query(self, stmt):
         """A moved ``dim``/``size`` of an array the loop computes: from the loop bounds."""
         if not (isinstance(stmt, Assign) and stmt.prim in ("dim", "size") and stmt.args[0] in self.group.assigned):
             return stmt
-        dims = self.ctx.shapes.of(stmt.args[0])
+        dims = self.group.domain  # the shape of every array the loop computes
         if stmt.prim == "dim":
             return Assign(stmt.target, "alias", [self._extent_count(dims[stmt.params["axis"]])], loc=stmt.loc)
         return Assign(stmt.target, "alias", [self._count(dims)], loc=stmt.loc)

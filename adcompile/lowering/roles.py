@@ -31,14 +31,17 @@ class Role:
     reads: list  # (array atom, Access) for every array operand read at each point
 
 
-def role_of(stmt, shapes):
+def role_of(stmt, shapes, same_dim=None):
+    """The statement's role, or None. ``same_dim(a, b)`` decides whether two dims count as
+    equal (default: provably equal; a group may assume more, checked at run time)."""
+    same_dim = same_dim or _provably_equal
     if type(stmt) is AccumItem:
-        return _accumulate_role(stmt, shapes)
+        return _accumulate_role(stmt, shapes, same_dim)
     if not isinstance(stmt, Assign):
         return None
     target, args = stmt.target, stmt.args
     if target.type.ndim == 0:
-        return _reduce_role(stmt, shapes)
+        return _reduce_role(stmt, shapes, same_dim)
     domain = shapes.of(target)
     if stmt.prim == "getitem":
         return _slice_role(stmt, domain)
@@ -48,7 +51,8 @@ def role_of(stmt, shapes):
         source = args[0]
         if not is_array_var(source):
             return Role("pass", domain, []) if stmt.prim in ("broadcast_to_shape", "unbroadcast") else None
-        return Role("pass", domain, [(source, Access.identity(len(domain)))]) if shapes.of(source) == domain else None
+        equal = _same_shape(shapes.of(source), domain, same_dim)
+        return Role("pass", domain, [(source, Access.identity(len(domain)))]) if equal else None
     if not (has_kind(stmt.prim, Kind.ELEMENTWISE) or has_kind(stmt.prim, Kind.BROADCASTING)):
         return None
     if stmt.prim in _INTEGER_UNSAFE and not target.type.is_float:
@@ -56,7 +60,7 @@ def role_of(stmt, shapes):
     reads = []
     for arg in args:
         if is_array_var(arg):
-            access = broadcast_access(shapes, arg, domain)
+            access = broadcast_access(shapes, arg, domain, same_dim)
             if access is None:
                 return None
             reads.append((arg, access))
@@ -76,7 +80,15 @@ def _slice_role(stmt, domain):
     return Role("slice", domain, [(x, Access(tuple(range(len(starts))), starts))])
 
 
-def _reduce_role(stmt, shapes):
+def _provably_equal(a, b):
+    return a == b
+
+
+def _same_shape(dims, other, same_dim):
+    return len(dims) == len(other) and all(same_dim(a, b) for a, b in zip(dims, other))
+
+
+def _reduce_role(stmt, shapes, same_dim):
     args = stmt.args
     if stmt.prim in REDUCTIONS and stmt.params.get("axis") is None and len(args) == 1:
         x = args[0]
@@ -84,13 +96,13 @@ def _reduce_role(stmt, shapes):
             domain = shapes.of(x)
             return Role("reduce", domain, [(x, Access.identity(len(domain)))])
     if stmt.prim == "matmul" and all(is_array_var(a) and a.type.ndim == 1 and a.type.is_float for a in args):
-        if shapes.same(args[0], args[1]):
+        if _same_shape(shapes.of(args[0]), shapes.of(args[1]), same_dim):
             domain = shapes.of(args[0])
             return Role("reduce", domain, [(a, Access.identity(1)) for a in args])
     return None
 
 
-def _accumulate_role(stmt, shapes):
+def _accumulate_role(stmt, shapes, same_dim):
     array, value = stmt.array, stmt.value
     if not is_array_var(value) or value.type.ndim != array.type.ndim:
         return None
