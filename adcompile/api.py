@@ -23,6 +23,7 @@ from .ir.builder import Namer
 from .ir.clone import copy_function
 from .ir.nodes import For, While, walk
 from .ir.types import describe_value, type_of_value
+from .lowering.pipeline import lower_for_backend
 from .matrix_ir import matrix_ir
 from .module import Module
 from .module_dispatch import module_compiler
@@ -78,6 +79,8 @@ class _Specialised:
 
     backend = "numba"
     tiered = None  # run the generated Python while numba compiles (None: as ADCOMPILE_TIERED says)
+    fuse = None  # loop fusion for numba: None follows ADCOMPILE_FUSE (on unless "0")
+    parallel = False  # fused loops without a loop-carried dependence use numba.prange
 
     def __init__(self):
         self._specs = {}
@@ -115,20 +118,24 @@ class _Specialised:
                 spec = self._specs.get(sig)
                 if spec is None:
                     fn_ir = self.ir(sig)
-                    source = generate(fn_ir, origin=self.origin())
-                    spec = (fn_ir, source, self.load_code(fn_ir, source))
+                    code_ir, options = lower_for_backend(fn_ir, self.backend, self.fuse, self.parallel)
+                    source = generate(code_ir, origin=self.origin())
+                    spec = (fn_ir, source, self.load_code(fn_ir, code_ir, source, options))
                     self._specs[sig] = spec
         self._last_signature = sig
         return spec
 
-    def load_code(self, fn_ir, source):
-        """The callable running ``source``: numba's, or tiered (the Python first, while numba
-        compiles: ``backend/tiers.py``). Waits for numba where its disk cache has the code, and
-        for code with loops: scalar steps in a Python loop run far slower than numba compiles."""
+    def load_code(self, fn_ir, code_ir, source, options):
+        """The callable running ``source`` (generated from ``code_ir``, ``fn_ir`` lowered for the
+        backend, compiled with numba's ``options``): numba's, or tiered (``backend/tiers.py``:
+        the Python of ``fn_ir`` first, without fused loops, while numba compiles). Waits for
+        numba where its disk cache has the code, and for code whose own loops (not fused ones)
+        would run scalar steps in Python, far slower than numba compiles."""
         if self.backend == NUMBA and enabled(self.tiered) and not has_loops(fn_ir) \
                 and not in_disk_cache(source, fn_ir.name):
-            return load_tiered(source, fn_ir.name)
-        return load(source, fn_ir.name, self.backend)
+            python_source = source if code_ir is fn_ir else generate(fn_ir, origin=self.origin())
+            return load_tiered(python_source, source, fn_ir.name, options)
+        return load(source, fn_ir.name, self.backend, options)
 
     def tier(self, /, *args, wait=False, **kwargs):
         """Which code ran the last call with the signature of ``args`` (default: the last call's
@@ -209,7 +216,7 @@ class _Specialised:
 class CompiledFunction(_Specialised):
     """``@adcompile.compile``: calling it runs the compiled forward function."""
 
-    def __init__(self, pyfunc, backend="numba", tiered=None):
+    def __init__(self, pyfunc, backend="numba", tiered=None, fuse=None, parallel=False):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
@@ -217,6 +224,7 @@ class CompiledFunction(_Specialised):
         self.pyfunc = pyfunc
         self.backend = backend
         self.tiered = tiered
+        self.fuse, self.parallel = fuse, parallel
         self.name = getattr(pyfunc, "__name__", "function")
         self.param_names = list(inspect.signature(pyfunc).parameters)
         self._ir = {}
@@ -329,6 +337,7 @@ class DerivedFunction(_Specialised):
         self.mode = mode  # jacobian: "rev" (rows of vjps) or "fwd" (columns of jvps)
         self.backend = self.base.backend
         self.tiered = self.base.tiered
+        self.fuse, self.parallel = self.base.fuse, self.base.parallel
         self.param_names = self.base.param_names
         self.name = f"{kind}({self.base.name})"
         self.wrt, self.wrt_is_tuple = (wrt_indices(self.base, wrt) if wrt is not None
@@ -510,14 +519,18 @@ class DerivedFunction(_Specialised):
         return f"<adcompile {self.name}>"
 
 
-def compile(fn=None, *, backend="numba", tiered=None):
+def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False):
     """Decorator: compile ``fn`` with numba (``backend='python'`` runs the generated Python).
 
     Nothing is compiled before the first call; code is generated per argument signature
     (dtype and ndim of each argument). Keywords and defaults bind as in Python. With numba,
     the first calls of code without loops run the generated Python while numba compiles in
     the background (``fn.tier()`` says which ran); ``tiered=False`` (or the environment
-    variable ``ADCOMPILE_TIERED=0``) makes the first call wait for numba instead.
+    variable ``ADCOMPILE_TIERED=0``) makes the first call wait for numba instead. For numba,
+    runs of array statements over one shape are fused into explicit loops (``fuse=False``,
+    or ``ADCOMPILE_FUSE=0``, keeps one numpy call per statement); ``parallel=True`` runs
+    fused loops without a loop-carried dependence with ``numba.prange``. Functions derived
+    from ``fn`` (``grad``, ``hessian`` ...) inherit these options.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")  # without backend=, numba compiles the generated code
@@ -534,8 +547,8 @@ def compile(fn=None, *, backend="numba", tiered=None):
     <BLANKLINE>
     """
     if fn is None:
-        return lambda f: CompiledFunction(f, backend=backend, tiered=tiered)
-    return CompiledFunction(fn, backend=backend, tiered=tiered)
+        return lambda f: CompiledFunction(f, backend=backend, tiered=tiered, fuse=fuse, parallel=parallel)
+    return CompiledFunction(fn, backend=backend, tiered=tiered, fuse=fuse, parallel=parallel)
 
 
 def grad(f, wrt=0):

@@ -24,6 +24,8 @@ LAYERS = [
     ("passes", ["adcompile.passes"]),
     ("frontend", ["adcompile.frontend"]),
     ("transforms", ["adcompile.transforms"]),
+    # IR -> IR for the code emitted for numba only (loop fusion), after differentiation
+    ("lowering", ["adcompile.lowering"]),
     ("codegen", ["adcompile.codegen"]),
     ("runtime", ["adcompile.runtime"]),
     ("backend", ["adcompile.backend"]),

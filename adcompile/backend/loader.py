@@ -50,25 +50,27 @@ def _execute_module(module_name, path, source):
     return module
 
 
-def _numba_compiled(fn, path, persistent):
+def _numba_compiled(fn, path, persistent, options):
     import numba  # lazy: numba takes ~0.3 s to import
 
     from ..runtime import numba_impls  # noqa: F401  (lazy: registers the helpers' numba versions)
     if not persistent:
-        return numba.njit(cache=False)(fn)
+        return numba.njit(cache=False, **options)(fn)
     from .numba_cache import njit_with_disk_cache  # lazy: numba takes ~0.3 s to import
     (path.parent / NUMBA_SUBFOLDER).mkdir(mode=0o700, exist_ok=True)
     discard_numba_cache(path, only_untrusted=True)
-    return njit_with_disk_cache(fn)
+    return njit_with_disk_cache(fn, **options)
 
 
-def load(source, name, backend="numba"):
-    """The function ``name`` defined by ``source``: plain Python or numba-compiled."""
+def load(source, name, backend="numba", options=None):
+    """The function ``name`` defined by ``source``: plain Python or numba-compiled (with
+    ``numba.njit`` ``options``, e.g. those the fused loops of ``lowering/`` ask for)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (use 'numba' or 'python')")
+    options = dict(options or {})
     with _lock:
         folder, persistent = cache_location()
-        key = (source, name, backend, folder)
+        key = (source, name, backend, folder, tuple(sorted(options.items())))
         fn = _loaded.get(key)
         if fn is None:
             file_name, digest = module_file_name(source, name, backend)
@@ -77,7 +79,7 @@ def load(source, name, backend="numba"):
             module = _execute_module(f"_adcompile_generated_{name}_{digest}", path, source)
             fn = getattr(module, name)
             if backend == "numba":
-                fn = _numba_compiled(fn, path, persistent)
+                fn = _numba_compiled(fn, path, persistent, options)
             elif hasattr(module, "rt"):  # run as Python: the zero-safe products in numpy, not numba's
                 module.rt = python_helpers()
             _loaded[key] = fn

@@ -46,13 +46,15 @@ def in_disk_cache(source, name):
     return persistent and bool(numba_cache_files(folder / module_file_name(source, name, NUMBA)[0]))
 
 
-def load_tiered(source, name):
-    """The ``TieredFunction`` of ``source``'s function ``name``, one per source and cache folder."""
+def load_tiered(python_source, source, name, options=None):
+    """The ``TieredFunction`` running ``python_source``'s function ``name`` as Python while
+    numba compiles ``source``'s (the same function, its array statements fused into loops that
+    would crawl in Python) with ``numba.njit`` ``options``; one per source and cache folder."""
     key = (source, name, cache_location()[0])
     with _lock:
         tiered = _tiered.get(key)
         if tiered is None:
-            tiered = _tiered[key] = TieredFunction(load(source, name, PYTHON), source, name)
+            tiered = _tiered[key] = TieredFunction(load(python_source, name, PYTHON), source, name, options)
         return tiered
 
 
@@ -71,9 +73,9 @@ os.register_at_fork(after_in_child=_restart_compiles_in_forked_child)
 class TieredFunction:
     """Calls the generated Python until numba's machine code is ready, then the machine code."""
 
-    def __init__(self, python_function, source, name):
+    def __init__(self, python_function, source, name, options=None):
         self.python_function = python_function
-        self.source, self.name = source, name
+        self.source, self.name, self.options = source, name, options
         self.dispatcher = None  # numba's dispatcher of the source, made by the compiling thread
         self.machine_code = None  # the dispatcher, once compiled for the first call's types
         self.error = None  # numba's exception, raised again at each call
@@ -113,7 +115,7 @@ class TieredFunction:
 
     def _compile(self, args):
         try:
-            self.dispatcher = load(self.source, self.name, NUMBA)
+            self.dispatcher = load(self.source, self.name, NUMBA, self.options)
             compile_for(self.dispatcher, args)
             self.machine_code = self.dispatcher
         except BaseException as error:  # noqa: B036  (whatever stopped numba reaches the next call)

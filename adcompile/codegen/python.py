@@ -213,7 +213,8 @@ class FunctionWriter:
             self.flush(pending, indent)
             if isinstance(stmt.step, Const) and stmt.step.value == 1:
                 texts = [texts[1]] if isinstance(stmt.start, Const) and stmt.start.value == 0 else texts[:2]
-            self.emit(indent, f"for {stmt.index.name} in range({', '.join(texts)}):")
+            loop_range = "numba.prange" if getattr(stmt, "parallel", False) else "range"
+            self.emit(indent, f"for {stmt.index.name} in {loop_range}({', '.join(texts)}):")
             self.block(stmt.body, indent + 1)
             return
         if isinstance(stmt, CustomCall):
@@ -262,4 +263,7 @@ class FunctionWriter:
 def generate(fn, name=None, origin=None):
     """Source of a module defining ``name`` (default ``fn.name``) from the IR function ``fn``."""
     body = FunctionWriter(fn).function(name or fn.name)
-    return HEADER.format(origin=origin or fn.name) + "\n\n" + body
+    header = HEADER.format(origin=origin or fn.name)
+    if "numba.prange(" in body:  # parallel fused loops (``lowering/``)
+        header = header.replace("import numpy as np\n", "import numba\nimport numpy as np\n")
+    return header + "\n\n" + body

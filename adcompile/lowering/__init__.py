@@ -1,0 +1,12 @@
+"""Lowering of differentiated, simplified IR for the numba backend (never differentiated again).
+
+``fuse_loops`` turns runs of statements over one iteration domain into explicit loop nests
+(``fusion.py``: grouping and dependences; ``roles.py``: what each statement becomes;
+``domains.py``: loop bounds and indexing; ``assumptions.py``: lengths assumed equal behind a
+run-time check; ``loops.py``: writing the nest). ``pipeline.py`` applies it to the code
+emitted for numba.
+"""
+from .fusion import fuse_loops
+from .loops import ParallelFor
+
+__all__ = ["ParallelFor", "fuse_loops"]

@@ -1,0 +1,64 @@
+"""Dims a fused group assumes equal, to be checked at run time before its loop runs.
+
+numpy broadcasting lets ``y * p`` combine a ``y`` of length ``y.shape[0]`` with a ``p`` of
+length ``X.shape[0]``: the shapes cannot prove the two equal (``y`` might have length 1), but
+they almost always are. A group may assume two dims equal when both can be computed from the
+parameters; the lowering then writes ``if y.shape[0] == X.shape[0]: <fused loop> else:
+<the statements as they were>``. The assumed dims form equivalence classes (union-find).
+
+Only plausible equalities are assumed: the lengths of two different parameters' axes, or a
+broadcast's length (``max(X.shape[0], y.shape[0])``) and one of the lengths it broadcasts;
+never two axes of one parameter, nor ``n`` and ``n - 1``.
+"""
+import re
+
+_PARAMETER_AXIS = re.compile(r"(\w+)\.shape\[\d+\]")
+
+
+class DimAssumptions:
+    def __init__(self, shapes):
+        self.shapes = shapes
+        self.parent = {}
+        self.pairs = []  # (dim, dim) merged, in order: each needs one run-time comparison
+
+    def find(self, dim):
+        while self.parent.get(dim, dim) != dim:
+            dim = self.parent[dim]
+        return dim
+
+    def trial(self):
+        """A copy to try a statement's assumptions on; ``adopt`` it if the statement joins."""
+        copy = DimAssumptions(self.shapes)
+        copy.parent, copy.pairs = dict(self.parent), list(self.pairs)
+        return copy
+
+    def adopt(self, trial):
+        self.parent, self.pairs = trial.parent, trial.pairs
+
+    def same(self, a, b):
+        """Whether ``a`` and ``b`` are equal, or may be assumed equal (recording it)."""
+        if a == b or self.find(a) == self.find(b):
+            return True
+        if a.constant is not None or b.constant is not None:
+            return False
+        if not _plausibly_equal(self.shapes.source(a), self.shapes.source(b)):
+            return False
+        self.parent[self.find(a)] = self.find(b)
+        self.pairs.append((a, b))
+        return True
+
+    def same_domain(self, a, b):
+        return len(a) == len(b) and all(self.same(x, y) for x, y in zip(a, b))
+
+
+def _plausibly_equal(a, b):
+    if a is None or b is None:
+        return False
+    axis_a, axis_b = _PARAMETER_AXIS.fullmatch(a), _PARAMETER_AXIS.fullmatch(b)
+    if axis_a and axis_b:
+        return axis_a.group(1) != axis_b.group(1)
+    return b in _broadcast_members(a) or a in _broadcast_members(b)
+
+
+def _broadcast_members(text):
+    return text[4:-1].split(", ") if text.startswith("max(") and text.endswith(")") else []

@@ -1,0 +1,218 @@
+"""Loop fusion: runs of statements over one iteration domain become one explicit loop nest.
+
+The pass walks each block in order and grows a group while statements have a role
+(``roles.py``) over the group's domain and respect the data dependences of running them
+point by point in one loop:
+
+- a reduction's result is only available after the loop: a statement reading it ends the group;
+- an array written in the loop (``bx[:-1] += e``) may not be read in it, nor written after an
+  earlier statement of the group read it (nor anything sharing its memory);
+- a statement with no role over the domain (a scalar computation, an allocation, a shape
+  query, another domain's allocation) is moved before the loop when it reads nothing the loop
+  computes or writes and the loop does not read what it assigns; otherwise it ends the group.
+
+A group is written as a loop nest by ``loops.py``; one with a single array operation is left
+as it is (numba already runs one numpy expression in one pass).
+"""
+from ..ir.builder import Namer
+from ..ir.clone import copy_function
+from ..ir.memory import memory_roots, sharing
+from ..ir.nodes import Assign, Comment, If, Var, walk
+from ..ir.primitives import Kind, has_kind
+from .loops import write_group
+from .assumptions import DimAssumptions
+from .roles import role_of
+
+_SHAPE_QUERIES = ("dim", "size")
+# Allocations whose arguments are shapes only (and a fill value): cheap and safe to move earlier.
+_MOVABLE_ALLOCATIONS = ("zeros_like", "ones_like", "zeros", "ones", "empty", "full")
+
+
+class FusionContext:
+    """What every group of one function needs: shapes, names, uses, the memory map."""
+
+    def __init__(self, fn, shapes, parallel):
+        self.fn, self.shapes, self.parallel = fn, shapes, parallel
+        self.namer = Namer()
+        self.reads, self.assigns = {}, {}
+        for param in fn.params:
+            self.namer.reserve(param.name)
+            self.assigns[param] = 1
+        for stmt in walk(fn.body):
+            for atom in stmt.reads():
+                if isinstance(atom, Var):
+                    self.reads[atom] = self.reads.get(atom, 0) + 1
+            for var in stmt.writes():
+                self.namer.reserve(var.name)
+                if isinstance(stmt, Assign):
+                    self.assigns[var] = self.assigns.get(var, 0) + 1
+        self.results = {atom for atom in fn.results if isinstance(atom, Var)}
+        self.roots = memory_roots(fn.body, fn.params)
+        self.index_vars = []
+        self.fused_loops = 0
+
+    def new_var(self, base, type_, is_temp=False):
+        return Var(self.namer.fresh(base), type_, is_temp=is_temp)
+
+
+class Group:
+    """Statements being fused over one domain, in program order, and what they touch."""
+
+    def __init__(self, domain, ctx):
+        self.domain, self.ctx = domain, ctx
+        self.assumptions = DimAssumptions(ctx.shapes)
+        self.original = []  # every statement taken, in program order (to undo the group)
+        self.members = []  # (stmt, role) run in the loop
+        self.moved = []  # statements moved before the loop
+        self.trailing_comments = []
+        self.assigned = set()  # arrays the loop computes point by point
+        self.reduced = set()  # scalars the loop accumulates
+        self.read_vars = set()  # everything the loop's statements read
+        self.external_reads = set()  # arrays read from memory in the loop
+        self.read_accesses = {}  # array read from memory -> the accesses reading it
+        self.read_roots, self.written_roots = set(), set()
+
+    def _roots(self, var):
+        return sharing({var}, self.ctx.roots)
+
+    def sharing_any(self, var, others):
+        """Whether ``var`` may share memory with one of ``others``."""
+        return any(self._roots(var) & self._roots(other) for other in others)
+
+    def role_of(self, stmt):
+        """``stmt``'s role in this group, with the dim assumptions it needs (or None)."""
+        trial = self.assumptions.trial()
+        role = role_of(stmt, self.ctx.shapes, trial.same)
+        if role is None or not trial.same_domain(role.domain, self.domain):
+            return None, None
+        return role, trial
+
+    def accepts(self, stmt, role):
+        """Whether ``stmt`` (of ``role`` over this group's domain) may join the loop."""
+        if any(isinstance(a, Var) and a in self.reduced for a in stmt.reads()):
+            return False
+        reads = role.reads[:1] if role.kind == "accumulate" else role.reads
+        for atom, access in reads:
+            if atom in self.assigned:
+                if not access.is_identity:
+                    return False
+            elif self._roots(atom) & self.written_roots:
+                return False
+        if role.kind == "accumulate":
+            array = stmt.array
+            # accumulations commute with each other, not with reads
+            return (array not in self.assigned and array not in self.reduced
+                    and not self._roots(array) & self.read_roots)
+        target = stmt.target
+        if target in self.reduced or target in {s.target for s in self.moved if isinstance(s, Assign)}:
+            return False
+        if self._roots(target) & self.written_roots:
+            return False
+        if role.kind == "reduce" and target in self.read_vars:
+            return False
+        return True
+
+    def add(self, stmt, role):
+        self.original.extend(self.trailing_comments)
+        self.members.extend((c, None) for c in self.trailing_comments)
+        self.trailing_comments = []
+        self.original.append(stmt)
+        self.members.append((stmt, role))
+        self.read_vars |= {a for a in stmt.reads() if isinstance(a, Var)}
+        reads = role.reads[:1] if role.kind == "accumulate" else role.reads
+        for atom, access in reads:
+            if atom not in self.assigned:
+                self.external_reads.add(atom)
+                self.read_accesses.setdefault(atom, set()).add(access)
+                self.read_roots |= self._roots(atom)
+        if role.kind == "accumulate":
+            self.written_roots |= self._roots(stmt.array)
+        elif role.kind == "reduce":
+            self.reduced.add(stmt.target)
+        else:
+            self.assigned.add(stmt.target)
+
+    def can_move(self, stmt):
+        """Whether ``stmt`` may run before the loop instead of at its place after some of it."""
+        if not isinstance(stmt, Assign):
+            return False
+        target = stmt.target
+        if target in self.read_vars or target in self.assigned or target in self.reduced:
+            return False
+        if self._roots(target) & (self.read_roots | self.written_roots):
+            return False
+        if stmt.prim in _SHAPE_QUERIES:
+            return True
+        args = [a for a in stmt.args if isinstance(a, Var)]
+        if any(a in self.assigned or a in self.reduced for a in args):  # not computed before the loop
+            return False
+        value_args = args
+        if stmt.prim in _MOVABLE_ALLOCATIONS:
+            value_args = args[-1:] if stmt.prim == "full" else []
+        elif target.type.ndim > 0 or has_kind(stmt.prim, Kind.NEVER_MERGED):
+            return False
+        return not any(self._roots(a) & self.written_roots for a in value_args)
+
+    def move(self, stmt):
+        self.original.extend(self.trailing_comments)
+        self.moved.extend(self.trailing_comments)
+        self.trailing_comments = []
+        self.original.append(stmt)
+        self.moved.append(stmt)
+
+    def finish(self):
+        """The statements replacing the group: the loop nest, or the original statements."""
+        array_ops = sum(1 for _, role in self.members if role is not None and role.kind != "pass"
+                        and role.kind != "fill")
+        lowered = write_group(self) if array_ops >= 2 else None
+        if lowered is None:
+            return self.original + self.trailing_comments
+        self.ctx.fused_loops += 1
+        return lowered + self.trailing_comments
+
+    def guarded(self, check, fused):
+        """The fused statements behind the run-time check of the group's assumptions."""
+        return check + [If(check[-1].target, fused, self.original)] if check else fused
+
+
+def _fuse_block(block, ctx):
+    out, group = [], None
+    for stmt in block:
+        for inner in stmt.blocks():
+            inner[:] = _fuse_block(inner, ctx)
+        if isinstance(stmt, Comment) and group is not None:
+            group.trailing_comments.append(stmt)
+            continue
+        role = role_of(stmt, ctx.shapes)
+        if group is not None:
+            joining, assumptions = group.role_of(stmt)
+            if joining is not None and group.accepts(stmt, joining):
+                group.assumptions.adopt(assumptions)
+                group.add(stmt, joining)
+                continue
+            if joining is None and group.can_move(stmt):
+                group.move(stmt)
+                continue
+            out.extend(group.finish())
+            group = None
+        if role is not None and role.domain and all(d is not None for d in role.domain):
+            group = Group(role.domain, ctx)
+            if group.accepts(stmt, role):
+                group.add(stmt, role)
+                continue
+            group = None
+        out.append(stmt)
+    if group is not None:
+        out.extend(group.finish())
+    return out
+
+
+def fuse_loops(fn, infer_shapes, parallel=False):
+    """A copy of ``fn`` with its fusable statement runs written as loop nests, and the number
+    of loops written. ``infer_shapes(fn)`` gives the symbolic shapes (``ir/shapes.py``);
+    ``parallel``: outer loops without a loop-carried dependence use ``prange``."""
+    fn = copy_function(fn)
+    ctx = FusionContext(fn, infer_shapes(fn), parallel)
+    fn.body = _fuse_block(fn.body, ctx)
+    return fn, ctx.fused_loops
+

@@ -1,0 +1,33 @@
+"""The lowering applied to IR emitted for numba, and the numba options it asks for.
+
+Fusion is on by default for the numba backend; ``adcompile.compile(f, fuse=False)`` or the
+environment variable ``ADCOMPILE_FUSE=0`` keep one numpy call per statement (for debugging).
+The Python backend is never fused: explicit loops run slowly in the interpreter (except with
+``ADCOMPILE_FUSE=all``, for testing fusion with the backend that loads fast).
+"""
+import os
+
+from ..ir.shapes import infer_shapes
+from .fusion import fuse_loops
+
+
+def fusion_enabled(fuse):
+    """``fuse`` (the compile option) if given, else whether ``ADCOMPILE_FUSE`` allows it."""
+    return fuse if fuse is not None else os.environ.get("ADCOMPILE_FUSE", "1") != "0"
+
+
+def lower_for_backend(fn, backend, fuse=None, parallel=False):
+    """(IR to generate code from, numba options) for ``fn`` compiled with ``backend``.
+
+    Fused loops run their divisions on scalars: numba's numpy error model keeps numpy's
+    results there (``1.0 / 0.0`` is inf, as for arrays) instead of raising."""
+    fuse_python = os.environ.get("ADCOMPILE_FUSE") == "all"
+    if (backend != "numba" and not fuse_python) or not fusion_enabled(fuse):
+        return fn, {}
+    lowered, loops = fuse_loops(fn, infer_shapes, parallel=parallel)
+    if not loops or backend != "numba":
+        return lowered if loops else fn, {}
+    options = {"error_model": "numpy"}
+    if parallel:
+        options["parallel"] = True
+    return lowered, options

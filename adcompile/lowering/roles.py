@@ -1,0 +1,117 @@
+"""What a statement becomes inside a fused loop nest, and over which domain it iterates.
+
+    map         target = elementwise/broadcasting op of operands   -> a scalar op per point
+    slice       target = x[1:], x[:-1, 2:] (constant starts)        -> a read x[i + 1]
+    pass        unbroadcast / broadcast_to_shape / alias / copy
+                between provably equal shapes                       -> the operand itself
+    fill        zeros_like / ones_like                              -> the constant
+    reduce      sum / mean / max / min of everything, vector dot    -> a scalar accumulator
+    accumulate  bx[:-1] += value (constant starts)                  -> bx[i] += value
+
+``role_of`` answers None for every other statement (the fusion pass then moves it before the
+loop when it can, or ends the group).
+"""
+from dataclasses import dataclass
+
+from ..ir.nodes import AccumItem, Assign, Const, Var
+from ..ir.primitives import Kind, has_kind
+from .domains import Access, broadcast_access, is_array_var, slice_starts
+
+REDUCTIONS = ("sum", "mean", "max", "min")
+PASSES = ("unbroadcast", "broadcast_to_shape", "alias", "copy")
+FILLS = {"zeros_like": 0, "ones_like": 1}
+# Integer // and % by zero raise in a scalar loop where numpy gives 0 with a warning.
+_INTEGER_UNSAFE = ("floordiv", "mod")
+
+
+@dataclass
+class Role:
+    kind: str
+    domain: tuple
+    reads: list  # (array atom, Access) for every array operand read at each point
+
+
+def role_of(stmt, shapes, same_dim=None):
+    """The statement's role, or None. ``same_dim(a, b)`` decides whether two dims count as
+    equal (default: provably equal; a group may assume more, checked at run time)."""
+    same_dim = same_dim or _provably_equal
+    if type(stmt) is AccumItem:
+        return _accumulate_role(stmt, shapes, same_dim)
+    if not isinstance(stmt, Assign):
+        return None
+    target, args = stmt.target, stmt.args
+    if target.type.ndim == 0:
+        return _reduce_role(stmt, shapes, same_dim)
+    domain = shapes.of(target)
+    if stmt.prim == "getitem":
+        return _slice_role(stmt, domain)
+    if stmt.prim in FILLS:
+        return Role("fill", domain, [])
+    if stmt.prim in PASSES:
+        source = args[0]
+        if not is_array_var(source):
+            return Role("pass", domain, []) if stmt.prim in ("broadcast_to_shape", "unbroadcast") else None
+        equal = _same_shape(shapes.of(source), domain, same_dim)
+        return Role("pass", domain, [(source, Access.identity(len(domain)))]) if equal else None
+    if not (has_kind(stmt.prim, Kind.ELEMENTWISE) or has_kind(stmt.prim, Kind.BROADCASTING)):
+        return None
+    if stmt.prim in _INTEGER_UNSAFE and not target.type.is_float:
+        return None
+    reads = []
+    for arg in args:
+        if is_array_var(arg):
+            access = broadcast_access(shapes, arg, domain, same_dim)
+            if access is None:
+                return None
+            reads.append((arg, access))
+        elif not isinstance(arg, (Const, Var)):
+            return None
+    return Role("map", domain, reads)
+
+
+def _slice_role(stmt, domain):
+    x, items = stmt.args[0], stmt.params["items"]
+    if not is_array_var(x) or stmt.target.type.ndim != x.type.ndim:
+        return None
+    starts = slice_starts(items, lambda position: None if position is None else stmt.args[position])
+    if starts is None:
+        return None
+    starts += (0,) * (x.type.ndim - len(starts))
+    return Role("slice", domain, [(x, Access(tuple(range(len(starts))), starts))])
+
+
+def _provably_equal(a, b):
+    return a == b
+
+
+def _same_shape(dims, other, same_dim):
+    return len(dims) == len(other) and all(same_dim(a, b) for a, b in zip(dims, other))
+
+
+def _reduce_role(stmt, shapes, same_dim):
+    args = stmt.args
+    if stmt.prim in REDUCTIONS and stmt.params.get("axis") is None and len(args) == 1:
+        x = args[0]
+        if is_array_var(x) and x.type.is_float:
+            domain = shapes.of(x)
+            return Role("reduce", domain, [(x, Access.identity(len(domain)))])
+    if stmt.prim == "matmul" and all(is_array_var(a) and a.type.ndim == 1 and a.type.is_float for a in args):
+        if _same_shape(shapes.of(args[0]), shapes.of(args[1]), same_dim):
+            domain = shapes.of(args[0])
+            return Role("reduce", domain, [(a, Access.identity(1)) for a in args])
+    return None
+
+
+def _accumulate_role(stmt, shapes, same_dim):
+    array, value = stmt.array, stmt.value
+    if not is_array_var(value) or value.type.ndim != array.type.ndim:
+        return None
+    starts = slice_starts(stmt.items, lambda part: part)
+    if starts is None:
+        return None
+    starts += (0,) * (array.type.ndim - len(starts))
+    domain = shapes.of(value)
+    if any(dim.constant == 1 for dim in domain):  # a length-1 value might broadcast into the region
+        return None
+    identity = Access.identity(len(domain))
+    return Role("accumulate", domain, [(value, identity), (array, Access(identity.axes, starts))])
