@@ -42,7 +42,8 @@ def test_rosenbrock_adjoints_are_assigned_once_and_accumulated_once():
     lines = backward_lines(grad_source(rosenbrock, X))
     zero_fills = [line for line in lines if "zeros_like" in line]
     assert zero_fills == ["    bx = np.zeros_like(x)"]
-    assert any(line.strip().startswith("bx[:-1] = ") for line in lines)
+    # into part of bx, contributions stay accumulations: loop fusion merges them into one loop
+    assert not any(line.strip().startswith("bx[:-1] = ") for line in lines)
     for name in ("bt_3", "bt_7"):
         assert sum(line.strip().startswith(name + " = ") for line in lines) == 1
         assert not any(line.strip().startswith(name + " += ") for line in lines)
@@ -167,11 +168,11 @@ def test_in_place_writes():
     assert adcompile.gradcheck(python(in_place), (X,), order=2)
 
 
-def test_a_slice_first_accumulated_into_is_assigned():
+def test_a_slice_first_accumulated_into_stays_an_accumulation():
     def f(x):
         return np.sum(np.exp(x[2:]) * 3.0)
     lines = backward_lines(grad_source(f, X))
-    assert any(line.strip().startswith("bx[2:] = ") for line in lines)
+    assert any(line.strip().startswith("bx[2:] += ") for line in lines)
     assert adcompile.gradcheck(python(f), (X,))
 
 

@@ -6,17 +6,18 @@ contribution can simply be assigned:
 
     bt_7 = np.zeros_like(_t_7)          # removed
     bt_7 += 2.0 * _t_7 * g              # bt_7 = 2.0 * _t_7 * g
-    bx = np.zeros_like(x)
-    bx[:-1] += -bt_7                    # bx[:-1] = -bt_7  (a basic index: no repeated elements)
+
+An accumulation into part of the array (``bx[:-1] += -bt_7``) stays one: accumulations
+commute, so loop fusion (``lowering/``) can merge ``bx[:-1] += a`` and ``bx[1:] += b`` into
+one loop, which an assignment into overlapping elements would forbid.
 
 The whole-array form needs the contribution to have the zero-filled array's shape and dtype
 (``bv += c`` broadcasts ``c``; ``bv = c`` would not), proven by the symbolic shapes
-(``ir/shapes.py``) or, inside one block, by ``same_shape.py``. The
-accumulator is updated in place later, so it must own its buffer: the statement computing
+(``ir/shapes.py``) or, inside one block, by ``same_shape.py``. The accumulator is updated in place later, so it must own its buffer: the statement computing
 the contribution assigns the accumulator directly when it makes a new array (an arithmetic
 operation) that nothing else reads; otherwise the accumulator gets a copy.
 """
-from ..ir.nodes import AccumItem, Assign, SetItem, Var, walk
+from ..ir.nodes import Assign, Var, walk
 from ..ir.primitives import Kind, primitive
 from ..ir.shapes import infer_shapes
 from .same_shape import same_in_block
@@ -72,10 +73,6 @@ class _FirstContributions:
         by that accumulation) are not changed by the rewrite of another zero fill."""
         zeros, touch = block[zero_at], block[first]
         var = zeros.target
-        if type(touch) is AccumItem and touch.array is var and touch.value is not var \
-                and all(item[0] != "array" for item in touch.items):
-            rewritten[first] = SetItem(var, touch.value, touch.items, touch.loc)
-            return True
         if not (isinstance(touch, Assign) and touch.inplace and touch.prim == "add" and touch.target is var
                 and touch.args[0] is var and touch.args[1] is not var):
             return False
