@@ -19,11 +19,11 @@ def softmax_cross_entropy_grad(logits, labels):
     # grad of: return -np.mean(log_probs[np.arange(logits.shape[0]), labels])
     rt.scatter_add2(blog_probs, _t_10, labels, rt.broadcast_to_shape(-1.0 / float(_t_11.size), _t_11))
     # grad of: log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
-    bshifted = rt.unbroadcast(blog_probs, shifted).copy()
+    bshifted = blog_probs.copy()
     bshifted += (rt.broadcast_to_shape(rt.expand_axis(rt.sum_axis(rt.div_nz(rt.unbroadcast(
     -blog_probs, _t_6), _t_5), 1), 1), _t_3) * _t_3)
     # grad of: shifted = logits - np.max(logits, axis=1, keepdims=True)
-    blogits = rt.unbroadcast(bshifted, logits).copy()
+    blogits = bshifted.copy()
     _t_30 = logits == rt.broadcast_to_shape(_t_1, logits)
     blogits += np.where(_t_30, rt.broadcast_to_shape(rt.expand_axis(rt.sum_axis(rt.
     unbroadcast(-bshifted, _t_1), 1), 1), logits) / rt.broadcast_to_shape(
