@@ -145,6 +145,11 @@ def uses_einsum_ellipsis(x):
     return np.einsum("...i,...i->...", x, x)
 
 
+def qr_of_wide(a):
+    q, r = np.linalg.qr(a)  # a wide matrix: the derivative needs rows >= columns
+    return np.sum(r * r) + np.sum(q)
+
+
 def uses_unwrap(x):
     return np.sum(np.unwrap(x))
 
@@ -306,6 +311,9 @@ BAD_CASES = [
      "z = x + y"),
     ("broadcast-mismatch-numba-grad", lambda: adcompile.grad(nb(plus))(np.ones(3), np.ones(4)), ShapeError,
      ["broadcast"], "z = x + y"),
+    ("qr-wide-derivative", lambda: adcompile.grad(py(qr_of_wide))(np.ones((2, 3))), ShapeError,
+     ["np.linalg.qr", "at least as many rows as columns", "(2, 3)"],
+     "q, r = np.linalg.qr(a)  # a wide matrix: the derivative needs rows >= columns"),
     ("matmul-mismatch", lambda: adcompile.grad(py(matvec))(np.ones((2, 3)), np.ones(4)), ShapeError,
      ["matmul"], "y = a @ x"),
     ("tangent-shape", lambda: adcompile.jvp(py(square_sum), (X3,), (np.ones(4),)), CallError, ["shape (4,)"], None),
