@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .coverage_forms import coverage_form
 from .custom_functions import CUSTOM_FUNCTIONS
 
 LIMIT = 20.0
@@ -71,6 +72,7 @@ class ProgramGenerator:
     def __init__(self, seed, returns=None, max_statements=None):
         self.seed = seed
         self.rng = random.Random(seed)
+        self.coverage_rng = random.Random(seed + 0x14)  # whether to use an issue-14 form (leaves rng as it was)
         self.data = np.random.default_rng(seed)
         self.features = set()
         self.lines = []
@@ -157,11 +159,16 @@ class ProgramGenerator:
             makers.append(self.custom_call)
         if self.chance(0.05):
             makers.append(self.kinked)
+        if self.coverage_rng.random() < 0.2:
+            makers.append(self.coverage)
         for _ in range(4):
             made = self.pick(makers)(scope, shape, depth)
             if made is not None and made[1] <= LIMIT * 5:
                 return made
         return self.leaf(scope, shape)
+
+    def coverage(self, scope, shape, depth):
+        return coverage_form(self, scope, shape, depth)
 
     def leaf(self, scope, shape):
         options = []
