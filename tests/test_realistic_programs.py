@@ -1046,9 +1046,16 @@ def view_of_replaced_array(x):
     return s
 
 
+def float32_parameter_widened_in_loop(x):
+    for i in range(2):
+        x = 0.5 * x + np.cos(np.sum(np.zeros(2)))  # a float64 scalar: x becomes float64
+    return np.sum(x * x)
+
+
 @pytest.mark.parametrize("fn,args", [
     (alias_then_fresh_copy, (np.array([0.3, -0.5, 0.8]),)),
     (view_of_replaced_array, (np.array([0.3, -0.5, 0.8]),)),
+    (float32_parameter_widened_in_loop, (np.array([0.5, -1.0, 2.0], dtype=np.float32),)),
     (masked_updates, _args(50, (3, 4), (3, 4))),
     (nested_def_late_binding, (np.array([1.0, 2.0]), 0.7)),
     (nested_def_late_binding, (np.array([-3.0, 2.0]), 0.7)),

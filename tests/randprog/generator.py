@@ -38,6 +38,7 @@ class Program:
     seed: int
     returns: str = "scalar"  # "scalar", "array" or "tuple"
     features: set = field(default_factory=set)
+    dtype: str = "float64"  # of the array arguments
 
     @property
     def float_arg_indices(self):
@@ -73,6 +74,7 @@ class ProgramGenerator:
         self.seed = seed
         self.rng = random.Random(seed)
         self.coverage_rng = random.Random(seed + 0x14)  # whether to use an issue-14 form (leaves rng as it was)
+        self.dtype = "float32" if random.Random(seed + 0x32).random() < 0.15 else "float64"
         self.data = np.random.default_rng(seed)
         self.features = set()
         self.lines = []
@@ -127,7 +129,7 @@ class ProgramGenerator:
         scope = Scope()
         for name, shape in params:
             if shape:
-                value = self.data.uniform(-1.0, 1.0, shape)
+                value = self.data.uniform(-1.0, 1.0, shape).astype(self.dtype)
             else:
                 value = float(self.data.uniform(-1.0, 1.0))
             args.append(value)
@@ -865,7 +867,9 @@ class ProgramGenerator:
         parts += [h[1] for h in self.helpers]
         parts.append(f"def f({', '.join(names)}):\n" + "\n".join(self.lines))
         source = ast.unparse(ast.parse("\n\n".join(parts))) + "\n"
-        return Program(source, args, names, self.seed, returns, self.features)
+        if self.dtype == "float32":
+            self.features.add("float32")
+        return Program(source, args, names, self.seed, returns, self.features, self.dtype)
 
 
 def generate(seed, **options):
