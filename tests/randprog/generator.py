@@ -161,16 +161,27 @@ class ProgramGenerator:
             makers.append(self.custom_call)
         if self.chance(0.05):
             makers.append(self.kinked)
-        if self.coverage_rng.random() < 0.2:
-            makers.append(self.coverage)
+        made = None
         for _ in range(4):
             made = self.pick(makers)(scope, shape, depth)
             if made is not None and made[1] <= LIMIT * 5:
-                return made
-        return self.leaf(scope, shape)
+                break
+        else:
+            made = self.leaf(scope, shape)
+        return self.maybe_coverage(scope, shape, depth, made)
 
-    def coverage(self, scope, shape, depth):
-        return coverage_form(self, scope, shape, depth)
+    def maybe_coverage(self, scope, shape, depth, made):
+        """``made``, or in its place an expression of the numpy of issue 14. That one is drawn
+        from its own random stream, after ``made``: the programs keep the structure they had
+        before these forms existed (the same draws of ``rng``), with some expressions replaced."""
+        if self.coverage_rng.random() >= 0.1:
+            return made
+        saved, self.rng = self.rng, self.coverage_rng
+        try:
+            form = coverage_form(self, scope, shape, depth)
+        finally:
+            self.rng = saved
+        return form if form is not None and form[1] <= LIMIT * 5 else made
 
     def leaf(self, scope, shape):
         options = []
