@@ -52,7 +52,7 @@ class CoverageForms:
             lambda: (f"np.linalg.norm({self.squashed((k, self.size()))}, {self.rng.choice(['2', repr('nuc'), repr('fro')])})",
                      4.0 * k, "linalg"),
             lambda: (f"np.einsum('ij,ij->', {self.squashed((k, k))}, {self.well(k)})", 2.0 * k * k, "einsum"),
-            lambda: (f"np.sum(np.linalg.solve(np.stack(({self.well(k)}, {self.well(k)})), np.stack(({v}, {v}))))",
+            lambda: (f"np.sum(np.linalg.solve(np.stack(({self.well(k)}, {self.well(k)})), np.stack(({v}, {v}))[:, :, None]))",
                      10.0 * vb * k, "stacked_linalg"),
             lambda: (f"np.median({v})", vb, "order_statistics"),
             lambda: (f"np.percentile({v}, {_fmt(self.rng.uniform(5, 95))})", vb, "order_statistics"),
