@@ -87,6 +87,28 @@ def test_nan_inputs_propagate(backend):
     assert np.isnan(g[0]) and g[1] == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5))
 
 
+def order_statistics(x):
+    return np.median(x, axis=1) + np.percentile(x, 30.0, axis=1) + np.quantile(x, [0.2, 0.9], axis=1)[1]
+
+
+def whole_median(x):
+    return np.median(x)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_nan_in_a_line_gives_a_nan_order_statistic_as_numpy(backend):
+    x = np.array([[0.3, np.nan, 1.2, -0.4], [0.5, 2.0, -1.0, 0.25]])
+    for fn in (order_statistics, whole_median) if backend == "python" else (order_statistics,):
+        got = adcompile.compile(fn, backend=backend)(x)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(fn(x)))
+        np.testing.assert_allclose(got, fn(x))
+
+
+def test_the_nan_element_takes_the_gradient_of_a_nan_median():
+    g = grad_of(whole_median, np.array([[0.3, np.nan, 1.2], [0.5, 2.0, -1.0]]))
+    assert g[0, 1] == 1.0 and np.sum(g) == 1.0
+
+
 def test_inf_inputs_follow_numpy():
     def f(x):
         return np.sum(np.exp(-x) + x * x)

@@ -104,6 +104,7 @@ RULE_ONLY_ARGUMENTS = {
     "cumsum_axis_adjoint": (_normal(3, 4),),
     "right_divide": (_normal(2, 3), lambda rng: np.triu(rng.standard_normal((3, 3))) + 3.0 * np.eye(3)),
     "tril_half_diagonal": (_normal(3, 3),),
+    "square_qr_factor": (_normal(3, 3),),
 }
 # Static parameters of the RULE_ONLY primitives that have some.
 RULE_ONLY_PARAMETERS = {"cumsum_axis_adjoint": {"axis": 1}}

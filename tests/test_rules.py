@@ -1527,6 +1527,77 @@ def matmul_batched_with_vectors(s, v, w, t):
     return s @ v + w @ t
 
 
+# --- issue 14 leftovers: stacked linalg, einsum ellipses ---
+# A stack of matrices is a loop over them, each taken by the 2-d rules (frontend/linalg_stacks.py).
+def stack_of(count, make_matrix):
+    """``count`` matrices drawn by the generator ``make_matrix``, stacked on a leading axis."""
+    def make(rng):
+        return np.stack([make_matrix(rng) for _ in range(count)])
+    return make
+
+
+@case(stack_of(2, well(3)), normal(2, 3, 2), f32=True, numba=True)
+def linalg_solve_stacked(a, b):
+    return np.linalg.solve(a, b) + np.linalg.solve(a[0], b)
+
+
+@case(stack_of(3, well(3)), normal(3))
+def linalg_solve_stacked_vector(a, b):
+    return np.linalg.solve(a, b) * np.linalg.det(a)[:, None]
+
+
+@case(stack_of(2, well(3, negative_det=True)), f32=True, numba="slow")
+def linalg_inv_det_slogdet_stacked(a):
+    sign, logdet = np.linalg.slogdet(a)
+    return np.linalg.inv(a) + (sign * logdet)[:, None, None] + np.linalg.det(a[::-1])[:, None, None]
+
+
+@case(lambda rng: stack_of(2, well(3, symmetric=True, largest=2.0))(rng).reshape(1, 2, 3, 3))
+def linalg_cholesky_stacked_4d(a):
+    return np.linalg.cholesky(a)
+
+
+@case(stack_of(2, symmetric_with(-1.0, 0.5, 2.0, 3.5)), f32=True)
+def eigh_stacked(a):
+    s = 0.5 * (a + np.swapaxes(a, 1, 2))
+    w, v = np.linalg.eigh(s)
+    return w[:, :, None] * (v * v) + np.linalg.eigvalsh(s)[:, None, :]
+
+
+@case(stack_of(2, singular_values_of(4, 3, 3.0, 1.5, 0.5)))
+def svd_qr_stacked(a):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    q, r = np.linalg.qr(a)
+    signs = np.sign(r[:, [0, 1, 2], [0, 1, 2]])
+    return ((u * u) @ s[0])[:, :, None] + np.linalg.svd(a, compute_uv=False)[:, None, :] + (q * signs[:, None, :]) @ (
+        r * signs[:, :, None]) + np.sum(vt * vt, axis=1)[:, None, :]
+
+
+@case(stack_of(2, singular_values_of(4, 3, 3.0, 1.5, 0.5)))
+def matrix_norms_stacked(a):
+    return (np.linalg.norm(a, 2, axis=(1, 2)) * np.linalg.norm(a, "nuc", axis=(-2, -1))
+            + np.linalg.norm(a, "fro", axis=(-2, -1)) + np.linalg.norm(a, 1, axis=(-2, -1))
+            + np.linalg.norm(a, -np.inf, axis=(1, 2)) * np.linalg.norm(a, -2, axis=(-2, -1)))
+
+
+@case(normal(2, 3, 4), normal(2, 4, 2), normal(4, 2), normal(3, 4), f32=True, numba="slow")
+def einsum_ellipses(s, t, m, x):
+    return (np.einsum("...ij,...jk->...ik", s, t) + np.einsum("...ij,jk", s, m)
+            + np.einsum("...j,...j->...", s, x)[:, :, None] + np.einsum("i...->...", s)[None, :, :2])
+
+
+@case(normal(3, 2), normal(2, 2, 3))
+def einsum_ellipses_implicit_and_broadcast(x, t):
+    return np.einsum("i...", x)[:, :, None] * np.einsum("...", x)[0] + np.einsum("...ij,...ji", t, np.swapaxes(t, 1, 2)[:1])[0]
+
+
+@case(normal(7), f32=True)
+def order_statistics_without_nan(x):
+    # the NaN check of median/quantile (a NaN line gives NaN) leaves the derivative to the
+    # selected elements (tests/test_nonfinite.py checks the NaN itself)
+    return np.median(x) * np.percentile(x, 30.0) + np.quantile(x.reshape(1, 7), [0.2, 0.9], axis=1)[:, 0]
+
+
 # ----------------------------------------------------------------------------- tests
 F32_CASES = [c for c in CASES if c.f32]
 NUMBA_CASES = [c for c in CASES if c.numba]

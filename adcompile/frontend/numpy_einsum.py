@@ -12,7 +12,10 @@ broadcast products and sums only, so every derivative follows from those primiti
   ``i,j->ij``);
 * more operands are combined left to right; the result is transposed to the output order.
 
-Ellipses (``...``) and other repeated letters are rejected with a located error.
+An ellipsis (``...``) stands for the axes not named, aligned from the right across the
+operands as numpy broadcasts them: it is replaced by fresh letters, one per axis
+(``...ij,...jk->...ik`` is ``Aij,Ajk->Aik`` for 3-d operands), put first in an implicit output.
+Other repeated letters than ``ii`` of a 2-d operand are rejected with a located error.
 """
 from ..errors import TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
@@ -121,14 +124,15 @@ def parse_subscripts(tr, spec, ndims, node):
         return tr.error(f"np.einsum: {message} in '{spec}'", node, UnsupportedFunctionError)
 
     text = spec.replace(" ", "")
-    if "." in text:
-        raise fail("ellipses ('...') are not supported: name every axis")
     lhs, arrow, output = text.partition("->")
     inputs = lhs.split(",")
-    if not all(c.isalpha() for c in "".join(inputs) + output):
-        raise fail("subscripts must be letters")
     if len(inputs) != len(ndims):
         raise fail(f"{len(inputs)} operand subscript(s) for {len(ndims)} operand(s)")
+    if "." in text:
+        inputs, output = _without_ellipses(tr, spec, inputs, output if arrow else None, ndims, node)
+        arrow = "->"
+    if not all(c.isalpha() for c in "".join(inputs) + output):
+        raise fail("subscripts must be letters")
     for letters, ndim in zip(inputs, ndims):
         if len(letters) != ndim:
             raise tr.error(f"np.einsum: subscripts '{letters}' for a {ndim}-d operand in '{spec}'", node,
@@ -139,6 +143,33 @@ def parse_subscripts(tr, spec, ndims, node):
     if len(set(output)) != len(output) or any(c not in every for c in output):
         raise fail("each output subscript must appear once, and in an operand")
     return inputs, output
+
+
+def _without_ellipses(tr, spec, inputs, output, ndims, node):
+    """The subscripts with each ``...`` replaced by fresh letters for the axes it stands for
+    (the output, when not given, is numpy's implicit one: those letters first)."""
+    def fail(message, cls=UnsupportedFunctionError):
+        return tr.error(f"np.einsum: {message} in '{spec}'", node, cls)
+
+    for letters in inputs + ([output] if output is not None else []):
+        if letters.count("...") > 1 or "." in letters.replace("...", ""):
+            raise fail("an operand's subscripts may hold one ellipsis '...' and no other dots")
+    spans = []
+    for letters, ndim in zip(inputs, ndims):
+        named = len(letters) - (3 if "..." in letters else 0)
+        spans.append(ndim - named if "..." in letters else 0)
+        if named > ndim or ("..." not in letters and named != ndim):
+            raise fail(f"subscripts '{letters}' for a {ndim}-d operand", TypeMismatchError)
+    widest = max(spans)
+    fresh = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in spec][:widest]
+    inputs = [letters.replace("...", "".join(fresh[widest - span:])) for letters, span in zip(inputs, spans)]
+    if output is None:
+        every = "".join(inputs)
+        return inputs, "".join(fresh) + "".join(sorted(c for c in set(every) if every.count(c) == 1
+                                                       and c not in fresh))
+    if "..." not in output and widest:
+        raise fail("the output needs '...' for the axes the operands' ellipses stand for", TypeMismatchError)
+    return inputs, output.replace("...", "".join(fresh))
 
 
 def _einsum(tr, spec, operands, node):

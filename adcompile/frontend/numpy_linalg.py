@@ -4,6 +4,7 @@ from ..errors import TypeMismatchError, UnsupportedFunctionError
 from ..ir.builder import const
 from ..ir.nodes import Const
 from .calls import (array_arg, atom, handler, static_int, _check_kwargs, _take)
+from .linalg_stacks import map_over_stack, trailing_dim
 from .numpy_reductions import _norm as _vector_and_frobenius_norm, _reduce
 from .static_values import StaticStr
 from .values import (NoneValue, TupleValue)
@@ -97,13 +98,23 @@ def _diag(tr, args, kwargs, node):
 
 
 # ------------------------------------------------------------------ decompositions: eigh, svd, qr
-# Each returned array is a primitive of its own (ir/primitives/linalg_decompositions.py).
-def _square_matrix(tr, value, node, what):
+# Each returned array is a primitive of its own (ir/primitives/linalg_decompositions.py); a
+# stack of matrices is a loop over its matrices (linalg_stacks.py).
+def _matrix(tr, value, node, what):
     a = atom(tr, value, node)
-    if a.type.ndim != 2:
-        raise tr.error(f"{what} takes a 2-d array (stacks of matrices are not supported)", node,
-                       TypeMismatchError)
+    if a.type.ndim < 2:
+        raise tr.error(f"{what} takes a 2-d array or a stack of matrices", node, TypeMismatchError)
     return a
+
+
+def _decomposed(tr, a, prims, dims, node, what):
+    """The primitives ``prims`` of the matrix ``a`` or of each matrix of its stack; ``dims(m, n, k)``
+    gives their core dims from the matrix's rows ``m``, columns ``n`` and ``k = min(m, n)``."""
+    def result_dims(operands):
+        m, n = trailing_dim(tr, operands[0], 2, node), trailing_dim(tr, operands[0], 1, node)
+        return dims(m, n, tr.emit("minimum", [m, n], node))
+    return map_over_stack(tr, [a], [2], lambda pieces: [tr.emit(p, pieces, node) for p in prims], result_dims,
+                          node, what)
 
 
 def _static_flag(tr, value, default, node, what):
@@ -124,8 +135,9 @@ def _eigh(tr, args, kwargs, node):
     _check_kwargs(tr, kwargs, ("a", "UPLO"), node)
     a, uplo = _take(args, kwargs, ["a", "UPLO"])
     _check_uplo(tr, uplo, node, "np.linalg.eigh")
-    a = _square_matrix(tr, a, node, "np.linalg.eigh")
-    return TupleValue([tr.emit("eigh_values", [a], node), tr.emit("eigh_vectors", [a], node)])
+    a = _matrix(tr, a, node, "np.linalg.eigh")
+    return TupleValue(_decomposed(tr, a, ["eigh_values", "eigh_vectors"], lambda m, n, k: [[n], [n, n]], node,
+                                  "np.linalg.eigh"))
 
 
 @handler("np.linalg.eigvalsh")
@@ -133,25 +145,26 @@ def _eigvalsh(tr, args, kwargs, node):
     _check_kwargs(tr, kwargs, ("a", "UPLO"), node)
     a, uplo = _take(args, kwargs, ["a", "UPLO"])
     _check_uplo(tr, uplo, node, "np.linalg.eigvalsh")
-    return tr.emit("eigh_values", [_square_matrix(tr, a, node, "np.linalg.eigvalsh")], node)
+    a = _matrix(tr, a, node, "np.linalg.eigvalsh")
+    return _decomposed(tr, a, ["eigh_values"], lambda m, n, k: [[n]], node, "np.linalg.eigvalsh")[0]
 
 
 @handler("np.linalg.svd")
 def _svd(tr, args, kwargs, node):
     _check_kwargs(tr, kwargs, ("a", "full_matrices", "compute_uv", "hermitian"), node)
     a, full, compute_uv, hermitian = _take(args, kwargs, ["a", "full_matrices", "compute_uv", "hermitian"])
-    a = _square_matrix(tr, a, node, "np.linalg.svd")
+    a = _matrix(tr, a, node, "np.linalg.svd")
     if _static_flag(tr, hermitian, False, node, "hermitian"):
         raise tr.error("np.linalg.svd(hermitian=True) is not supported (use np.linalg.eigh)", node,
                        UnsupportedFunctionError)
-    values = tr.emit("svd_values", [a], node)
     if not _static_flag(tr, compute_uv, True, node, "compute_uv"):
-        return values
+        return _decomposed(tr, a, ["svd_values"], lambda m, n, k: [[k]], node, "np.linalg.svd")[0]
     if _static_flag(tr, full, True, node, "full_matrices"):
         raise tr.error("np.linalg.svd needs full_matrices=False in compiled code: the full U or Vt of a "
                        "non-square matrix has no derivative (for a square matrix the results are the same)",
                        node, UnsupportedFunctionError)
-    return TupleValue([tr.emit("svd_u", [a], node), values, tr.emit("svd_vt", [a], node)])
+    return TupleValue(_decomposed(tr, a, ["svd_u", "svd_values", "svd_vt"], lambda m, n, k: [[m, k], [k], [k, n]],
+                                  node, "np.linalg.svd"))
 
 
 @handler("np.linalg.qr")
@@ -160,13 +173,24 @@ def _qr(tr, args, kwargs, node):
     a, mode = _take(args, kwargs, ["a", "mode"])
     if mode is not None and not (isinstance(mode, StaticStr) and mode.value == "reduced"):
         raise tr.error("np.linalg.qr supports mode='reduced' only (the default)", node, UnsupportedFunctionError)
-    a = _square_matrix(tr, a, node, "np.linalg.qr")
-    return TupleValue([tr.emit("qr_q", [a], node), tr.emit("qr_r", [a], node)])
+    a = _matrix(tr, a, node, "np.linalg.qr")
+    return TupleValue(_decomposed(tr, a, ["qr_q", "qr_r"], lambda m, n, k: [[m, k], [k, n]], node, "np.linalg.qr"))
 
 
-# Matrix norms of a 2-d array (axis None): from the singular values (ord 2, -2, "nuc"), from
-# column/row sums of absolute values (ord 1, -1, inf, -inf), "fro". Other forms: numpy_reductions.py.
+# Matrix norms of a 2-d array (axis None) or of each matrix of a stack (axis naming the last two
+# axes): from the singular values (ord 2, -2, "nuc"), from column/row sums of absolute values
+# (ord 1, -1, inf, -inf), "fro". Other forms: numpy_reductions.py.
 _ABSOLUTE_SUM_NORMS = {1: ("max", 0), -1: ("min", 0), float("inf"): ("max", 1), -float("inf"): ("min", 1)}
+
+
+def _names_last_two_axes(axis, ndim):
+    if axis is None or isinstance(axis, NoneValue):
+        return ndim == 2
+    if not (isinstance(axis, TupleValue) and len(axis.items) == 2 and ndim >= 2):
+        return False
+    if not all(isinstance(a, Const) and isinstance(a.value, int) for a in axis.items):
+        return False
+    return [a.value % ndim for a in axis.items] == [ndim - 2, ndim - 1]
 
 
 @handler("np.linalg.norm")
@@ -174,17 +198,21 @@ def _matrix_norm(tr, args, kwargs, node):
     x, ord_, axis, keepdims = _take(args, kwargs, ["x", "ord", "axis", "keepdims"])
     x = atom(tr, x, node)
     p = ord_.value if isinstance(ord_, (Const, StaticStr)) else None
-    whole = axis is None or isinstance(axis, NoneValue)
     keep = keepdims is not None and not (isinstance(keepdims, Const) and not keepdims.value)
-    if x.type.ndim != 2 or not whole or keep or p not in (2, -2, "nuc", "fro", *_ABSOLUTE_SUM_NORMS):
+    if not _names_last_two_axes(axis, x.type.ndim) or keep or p not in (2, -2, "nuc", "fro", *_ABSOLUTE_SUM_NORMS):
         return _vector_and_frobenius_norm(tr, args, kwargs, node)
+    rows_axis = const(x.type.ndim - 2)  # the axis of the rows, and of a matrix's result once reduced
     if p in _ABSOLUTE_SUM_NORMS:
         extremum, summed = _ABSOLUTE_SUM_NORMS[p]
-        sums = _reduce(tr, "sum", tr.emit("abs", [x], node), const(summed), False, node)
-        return tr.emit(extremum, [sums], node)
+        sums = _reduce(tr, "sum", tr.emit("abs", [x], node), const(x.type.ndim - 2 + summed), False, node)
+        return _reduce(tr, extremum, sums, rows_axis, False, node)
     if p == "fro":
-        return tr.emit("norm", [x], node)
-    values = tr.emit("svd_values", [x], node)
+        if x.type.ndim == 2:
+            return tr.emit("norm", [x], node)
+        columns = _reduce(tr, "sum", tr.emit("mul", [x, x], node), const(x.type.ndim - 1), False, node)
+        return tr.emit("sqrt", [_reduce(tr, "sum", columns, rows_axis, False, node)], node)
+    values = _decomposed(tr, x, ["svd_values"], lambda m, n, k: [[k]], node, "np.linalg.norm")[0]
     if p == "nuc":
-        return tr.emit("sum", [values], node)
-    return tr.getitem(values, [("int", const(0 if p == 2 else -1))], node)  # descending order
+        return _reduce(tr, "sum", values, rows_axis, False, node)
+    every = ("slice", None, None, None)
+    return tr.getitem(values, [every] * (x.type.ndim - 2) + [("int", const(0 if p == 2 else -1))], node)

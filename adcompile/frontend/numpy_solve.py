@@ -3,11 +3,13 @@
 Each is one primitive of ``ir/primitives/linalg_solve.py`` on float operands of one dtype
 (numba's LAPACK wrappers take no mixed or integer dtypes), except ``slogdet`` (the pair of
 ``slogdet_sign`` and ``logabsdet``) and ``lstsq`` (lowered to the normal equations).
-Stacks of matrices (3-d operands) are rejected: numba's wrappers take single matrices.
+Stacks of matrices (more than 2-d operands, all but lstsq) become a loop over the matrices
+(``linalg_stacks.py``): numba's wrappers take single matrices.
 """
 from ..errors import TypeMismatchError, UnsupportedFunctionError
 from ..ir.types import promote_dtypes, to_float
 from .calls import atom, cast, handler
+from .linalg_stacks import map_over_stack, trailing_dim
 from .values import NONE, TupleValue
 
 
@@ -35,14 +37,16 @@ def _take_arguments(tr, name, args, kwargs, node, names, optional=()):
     return values
 
 
-def _matrices(tr, name, values, node, ndims):
-    """The operands as float atoms of one dtype, each of an ndim in ``ndims``."""
+def _matrices(tr, name, values, node, ndims, stacks=True):
+    """The operands as float atoms of one dtype, each of an ndim in ``ndims`` (or, with
+    ``stacks``, a stack of those of 2 dimensions)."""
     atoms = [atom(tr, v, node) for v in values]
     for x, allowed in zip(atoms, ndims):
-        if x.type.ndim not in allowed:
+        if x.type.ndim not in allowed and not (stacks and x.type.ndim > 2):
             shown = " or ".join(f"{n}-d" for n in allowed)
-            raise tr.error(f"np.linalg.{name} takes a {shown} array here, not {x.type.ndim}-d "
-                           f"(stacks of matrices are not supported)", node, TypeMismatchError)
+            also = " (or a stack of matrices)" if stacks else " (stacks of matrices are not supported)"
+            raise tr.error(f"np.linalg.{name} takes a {shown} array{also} here, not {x.type.ndim}-d", node,
+                           TypeMismatchError)
     dtype = to_float(promote_dtypes(*[x.type.dtype for x in atoms]))
     return [cast(tr, x, dtype, node) for x in atoms]
 
@@ -52,27 +56,49 @@ def _one_matrix(tr, name, args, kwargs, node):
     return _matrices(tr, name, [values["a"]], node, [(2,)])[0]
 
 
+def _square_dims(tr, operands, node):
+    n = trailing_dim(tr, operands[0], 1, node)
+    return [n, n]
+
+
+def _per_matrix(tr, a, prims, dims, node, what):
+    """``prims`` of the matrix ``a``, or of each matrix of the stack ``a``."""
+    return map_over_stack(tr, [a], [2], lambda pieces: [tr.emit(p, pieces, node) for p in prims],
+                          lambda operands: [dims(tr, operands, node)] * len(prims), node, what)
+
+
 @handler("np.linalg.solve")
 def _solve(tr, args, kwargs, node):
     values = _take_arguments(tr, "solve", args, kwargs, node, ["a", "b"])
     a, b = _matrices(tr, "solve", [values["a"], values["b"]], node, [(2,), (1, 2)])
-    return tr.emit("solve", [a, b], node)
+    core = 1 if b.type.ndim == 1 else 2  # numpy 2: b is a vector only when it is 1-d
+
+    def solution_dims(operands):
+        return [[trailing_dim(tr, operands[1], k, node) for k in range(core, 0, -1)]]
+    return map_over_stack(tr, [a, b], [2, core], lambda pieces: [tr.emit("solve", pieces, node)], solution_dims,
+                          node, "np.linalg.solve")[0]
 
 
 @handler("np.linalg.inv")
 def _inv(tr, args, kwargs, node):
-    return tr.emit("inv", [_one_matrix(tr, "inv", args, kwargs, node)], node)
+    return _per_matrix(tr, _one_matrix(tr, "inv", args, kwargs, node), ["inv"], _square_dims, node,
+                       "np.linalg.inv")[0]
+
+
+def _no_dims(tr, operands, node):
+    return []
 
 
 @handler("np.linalg.det")
 def _det(tr, args, kwargs, node):
-    return tr.emit("det", [_one_matrix(tr, "det", args, kwargs, node)], node)
+    return _per_matrix(tr, _one_matrix(tr, "det", args, kwargs, node), ["det"], _no_dims, node,
+                       "np.linalg.det")[0]
 
 
 @handler("np.linalg.slogdet")
 def _slogdet(tr, args, kwargs, node):
     a = _one_matrix(tr, "slogdet", args, kwargs, node)
-    return TupleValue([tr.emit("slogdet_sign", [a], node), tr.emit("logabsdet", [a], node)])
+    return TupleValue(_per_matrix(tr, a, ["slogdet_sign", "logabsdet"], _no_dims, node, "np.linalg.slogdet"))
 
 
 @handler("np.linalg.cholesky")
@@ -82,7 +108,8 @@ def _cholesky(tr, args, kwargs, node):
     if upper is not None and not (getattr(upper, "value", None) is False):
         raise tr.error("np.linalg.cholesky(upper=True) is not supported (take the transpose of the lower factor)",
                        node, UnsupportedFunctionError)
-    return tr.emit("cholesky", _matrices(tr, "cholesky", [values["a"]], node, [(2,)]), node)
+    a = _matrices(tr, "cholesky", [values["a"]], node, [(2,)])[0]
+    return _per_matrix(tr, a, ["cholesky"], _square_dims, node, "np.linalg.cholesky")[0]
 
 
 @handler("np.linalg.lstsq")
@@ -97,7 +124,7 @@ def _lstsq(tr, args, kwargs, node):
     if values.get("rcond", NONE) is not NONE:
         raise tr.error("np.linalg.lstsq is supported with rcond=None (the default) only", node,
                        UnsupportedFunctionError)
-    a, b = _matrices(tr, "lstsq", [values["a"], values["b"]], node, [(2,), (1, 2)])
+    a, b = _matrices(tr, "lstsq", [values["a"], values["b"]], node, [(2,), (1, 2)], stacks=False)
     a_t = tr.emit("transpose", [a], node)
     gram = tr.emit("matmul", [a_t, a], node)
     x = tr.emit("solve", [gram, tr.emit("matmul", [a_t, b], node)], node)

@@ -8,6 +8,8 @@ give the gradient to the selected elements, as numpy's value is made of them: th
 at fraction q is numpy's default linear interpolation ``a + gamma * (b - a)`` between the
 order statistics at ranks ``floor(q * (n - 1))`` and the next, so ``1 - gamma`` and ``gamma``
 go to them; the median of an even count is the mean of the middle two, half to each.
+A NaN sorts last, so a line holding one has a NaN largest element: the result is that NaN,
+as numpy's (``propagating``).
 The rest are sums and products of moments.
 """
 from ..errors import TypeMismatchError, UnsupportedFunctionError
@@ -82,8 +84,11 @@ class _Ordered:
         return tr.getitem(self.values, [("array", self.rows), ("array", positions)], node)
 
     def finish(self, result):
-        """A result per line, in the shape numpy gives it (``keepdims`` included)."""
+        """A result per line, in the shape numpy gives it (``keepdims`` included), NaN for a
+        line holding a NaN."""
         tr, node = self.tr, self.node
+        largest = self.at(self.last)
+        result = tr.emit("where", [tr.emit("ne", [largest, largest], node), largest, result], node)
         if self.axis is not None and self.ndim > 2:
             result = tr.emit("reshape", [result] + self.kept_dims, node)
         if self.keepdims:

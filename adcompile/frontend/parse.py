@@ -86,6 +86,18 @@ class Translator(StatementTranslation, ExpressionTranslation):
             self.env[name] = var
         return self.translate_body(params)
 
+    def widen_parameters(self, params, node):
+        """A parameter that a loop assigns a wider dtype (a float32 array given float64 values)
+        is read through a widened copy, bound to its name at entry: a parameter's own type is
+        the argument's (found on the retry that ``bind`` asks for)."""
+        for var in params:
+            widened = self.hints.get(var.name)
+            if widened is None or var.type.dtype == "none" or widened == var.type or self.env.get(var.name) is not var:
+                continue
+            local = Var(self.namer.fresh(var.name), widened)
+            self.block.append(Assign(local, "as_dtype", [var], {"dtype": widened.dtype}, loc=self.src.location(node)))
+            self.env[var.name] = local
+
     def translate_body(self, params, name=None):
         """The IR Function of the body, once ``params`` are bound in ``env``: the hidden
         parameters (global arrays) are added after ``params``."""
@@ -93,6 +105,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         self.block = []
         self.builder = Builder(self.namer, self.block)
         self.results = None
+        self.widen_parameters(params, node)
         self.statements(node.body)
         if self.results is None:
             raise self.error("the function must end with a return statement", node)

@@ -1,14 +1,17 @@
 """Common-subexpression elimination within straight-line blocks.
 
-When two temporaries are computed by the same pure primitive from the same arguments, and
+When two values are computed by the same pure primitive from the same arguments, and
 nothing those arguments name is reassigned or mutated in between (also through a view or
-alias of their memory), the second is replaced by the first:
+alias of their memory), the second (a temporary) is replaced by the first:
 
     _t_7 = _t_6 * r            _t_7 = _t_6 * r
     br += _t_7                 br += _t_7
     _t_9 = _t_6 * r     ->     br += _t_7
     br += _t_9
 
+The first may be a variable the user named (``w = np.linalg.eigvalsh(A)``, recomputed by the
+derivative rules of the decomposition) when it is assigned once and nothing ever writes into
+its memory; a user-named repeat is kept, as the user wrote it.
 Primitives of kind NEVER_MERGED (allocations, whose results may be written to) are never merged.
 """
 from ..ir.memory import memory_roots, sharing
@@ -31,23 +34,39 @@ def _written(stmt, roots):
     return written
 
 
-def _block(block, uses, replacements, roots):
-    available = {}  # key -> (the temporary holding it, the variables it reads)
+class _Holders:
+    """Which assigned variables may stand for a later repeat of their computation."""
+
+    def __init__(self, uses, roots):
+        self.uses = uses
+        self.written_memory = set()
+        for var in uses.mutated:
+            self.written_memory |= roots.get(var, {var})
+        self.roots = roots
+
+    def can_hold(self, var):
+        if not self.uses.single_def(var):
+            return False
+        return var.is_temp or not (self.roots.get(var, {var}) & self.written_memory)
+
+
+def _block(block, holders, replacements, roots):
+    available = {}  # key -> (the variable holding it, the variables it reads)
     for stmt in block:
-        if isinstance(stmt, Assign) and not stmt.inplace and not has_kind(stmt.prim, Kind.NEVER_MERGED) \
-                and stmt.target.is_temp and uses.single_def(stmt.target):
+        if isinstance(stmt, Assign) and not stmt.inplace and not has_kind(stmt.prim, Kind.NEVER_MERGED):
             args = [replacements.get(a, a) if isinstance(a, Var) else a for a in stmt.args]
             stmt.args = args
             key = _key(stmt)
-            if key in available:
+            if key in available and stmt.target.is_temp and holders.uses.single_def(stmt.target):
                 replacements[stmt.target] = available[key][0]
                 continue
-            available[key] = (stmt.target, sharing({a for a in args if isinstance(a, Var)}, roots))
+            if key not in available and holders.can_hold(stmt.target):
+                available[key] = (stmt.target, sharing({a for a in args if isinstance(a, Var)}, roots))
         written = _written(stmt, roots)
         if written:
             available = {k: v for k, v in available.items() if not v[1] & written}
         for inner in stmt.blocks():
-            _block(inner, uses, replacements, roots)
+            _block(inner, holders, replacements, roots)
         if stmt.blocks():
             available = {}
 
@@ -55,6 +74,7 @@ def _block(block, uses, replacements, roots):
 def eliminate_common_subexpressions(fn):
     """Merge repeated pure computations in ``fn`` in place; returns True if anything merged."""
     replacements = {}
-    _block(fn.body, Uses(fn), replacements, memory_roots(fn.body, fn.params))
+    roots = memory_roots(fn.body, fn.params)
+    _block(fn.body, _Holders(Uses(fn), roots), replacements, roots)
     substitute_everywhere(fn, replacements)
     return bool(replacements)

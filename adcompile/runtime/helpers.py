@@ -54,6 +54,7 @@ __all__ = [
     "permute_along",
     "singular_values",
     "tril_half_diagonal",
+    "square_qr_factor",
     "section_length",
     "argsort_rows",
 ]
@@ -262,6 +263,15 @@ def permute_along(x, perm, axis):
 def singular_values(a):
     """``np.linalg.svd(a, compute_uv=False)`` for a 2-D float array: a new 1-D array, descending."""
     return np.linalg.svd(a, compute_uv=False)
+
+
+def square_qr_factor(r):
+    """``r`` itself, the R factor of ``np.linalg.qr(a)``, once checked to be square: the
+    derivative rules of qr need ``a`` with at least as many rows as columns."""
+    if r.shape[0] != r.shape[1]:
+        raise ValueError(f"the derivative of np.linalg.qr needs a matrix with at least as many rows as columns, "
+                         f"not one of shape ({r.shape[0]}, {r.shape[1]}) (use the qr of its transpose)")
+    return r
 
 
 def tril_half_diagonal(x):

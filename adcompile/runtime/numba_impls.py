@@ -951,6 +951,20 @@ def _ol_singular_values(a):
     return lambda a: np.linalg.svd(a, full_matrices=False)[1]
 
 
+@overload(helpers.square_qr_factor, jit_options=_OPTS)
+def _ol_square_qr_factor(r):
+    if not (_is_array(r) and r.ndim == 2):
+        return _fail("square_qr_factor", r)
+
+    def impl(r):
+        if r.shape[0] != r.shape[1]:
+            raise ValueError("the derivative of np.linalg.qr needs a matrix with at least as many rows as columns, "
+                             "not a wide one (its shape has more columns; use the qr of its transpose)")
+        return r
+
+    return impl
+
+
 @overload(helpers.tril_half_diagonal, jit_options=_OPTS)
 def _ol_tril_half_diagonal(x):
     if not (_is_array(x) and x.ndim == 2):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .coverage_forms import coverage_form
 from .custom_functions import CUSTOM_FUNCTIONS
 
 LIMIT = 20.0
@@ -37,6 +38,7 @@ class Program:
     seed: int
     returns: str = "scalar"  # "scalar", "array" or "tuple"
     features: set = field(default_factory=set)
+    dtype: str = "float64"  # of the array arguments
 
     @property
     def float_arg_indices(self):
@@ -71,6 +73,8 @@ class ProgramGenerator:
     def __init__(self, seed, returns=None, max_statements=None):
         self.seed = seed
         self.rng = random.Random(seed)
+        self.coverage_rng = random.Random(seed + 0x14)  # whether to use an issue-14 form (leaves rng as it was)
+        self.dtype = "float32" if random.Random(seed + 0x32).random() < 0.15 else "float64"
         self.data = np.random.default_rng(seed)
         self.features = set()
         self.lines = []
@@ -125,7 +129,7 @@ class ProgramGenerator:
         scope = Scope()
         for name, shape in params:
             if shape:
-                value = self.data.uniform(-1.0, 1.0, shape)
+                value = self.data.uniform(-1.0, 1.0, shape).astype(self.dtype)
             else:
                 value = float(self.data.uniform(-1.0, 1.0))
             args.append(value)
@@ -157,11 +161,27 @@ class ProgramGenerator:
             makers.append(self.custom_call)
         if self.chance(0.05):
             makers.append(self.kinked)
+        made = None
         for _ in range(4):
             made = self.pick(makers)(scope, shape, depth)
             if made is not None and made[1] <= LIMIT * 5:
-                return made
-        return self.leaf(scope, shape)
+                break
+        else:
+            made = self.leaf(scope, shape)
+        return self.maybe_coverage(scope, shape, depth, made)
+
+    def maybe_coverage(self, scope, shape, depth, made):
+        """``made``, or in its place an expression of the numpy of issue 14. That one is drawn
+        from its own random stream, after ``made``: the programs keep the structure they had
+        before these forms existed (the same draws of ``rng``), with some expressions replaced."""
+        if self.coverage_rng.random() >= 0.1:
+            return made
+        saved, self.rng = self.rng, self.coverage_rng
+        try:
+            form = coverage_form(self, scope, shape, depth)
+        finally:
+            self.rng = saved
+        return form if form is not None and form[1] <= LIMIT * 5 else made
 
     def leaf(self, scope, shape):
         options = []
@@ -858,7 +878,9 @@ class ProgramGenerator:
         parts += [h[1] for h in self.helpers]
         parts.append(f"def f({', '.join(names)}):\n" + "\n".join(self.lines))
         source = ast.unparse(ast.parse("\n\n".join(parts))) + "\n"
-        return Program(source, args, names, self.seed, returns, self.features)
+        if self.dtype == "float32":
+            self.features.add("float32")
+        return Program(source, args, names, self.seed, returns, self.features, self.dtype)
 
 
 def generate(seed, **options):

@@ -15,6 +15,17 @@ RTOL = 1e-5
 ATOL = 1e-7
 EXACT_RTOL = 1e-9  # the same computation run two ways (plain Python, generated code, numba)
 EXACT_ATOL = 1e-12
+# float32 programs: every result is compared with the float64 reference (the same program on
+# the arguments widened to float64) to rtol SINGLE_RTOL and atol SINGLE_ATOL * max(1, |f|):
+# float32 rounds each operation to ~6e-8, and a chain of the programs' bounded operations
+# (with the solves of matrices of condition number <= 9) stays well below 1e-4.
+SINGLE_RTOL = 2e-3
+SINGLE_ATOL = 1e-4
+
+
+def widened(args):
+    """The float32 arrays of ``args`` as float64."""
+    return tuple(a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32 else a for a in args)
 
 
 def fresh(args):

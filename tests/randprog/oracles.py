@@ -9,6 +9,9 @@
 - ``wrong``: a value or derivative disagrees with its reference;
 - ``crash``: adcompile raised anything that is not an ``AdCompileError``.
 
+A float32 program (its array arguments in float32) is compared with the same program run in
+float64 on the widened arguments, to float32 tolerances (``numerics.py``), first order only.
+
 Oracles: (a) the compiled forward (result and any writes into arguments) equals plain
 Python; (b) reverse mode (value_and_grad, grad, or vjp for array/tuple results) equals central
 finite differences and forward mode (<grad, v> == jvp in two random directions); derived
@@ -26,8 +29,9 @@ import numpy as np
 import adcompile
 
 from .loading import load_module, unload_module
-from .numerics import (ATOL, EXACT_ATOL, EXACT_RTOL, FD_CHECK_STEP, FD_STEP, RTOL, as_list,
-                       central_gradient, close, fresh, inner, perturbed, random_direction, worst)
+from .numerics import (ATOL, EXACT_ATOL, EXACT_RTOL, FD_CHECK_STEP, FD_STEP, RTOL, SINGLE_ATOL, SINGLE_RTOL,
+                       as_list, central_gradient, close, fresh, inner, perturbed, random_direction, widened,
+                       worst)
 
 
 @dataclass
@@ -58,9 +62,11 @@ class ProgramCheck:
         self.program = program
         self.f = module.f
         self.args = program.args
+        self.single = program.dtype == "float32"  # float32 arrays: compared with the float64 reference
+        self.reference_args = widened(self.args)
         self.indices = program.float_arg_indices
         self.backend = backend
-        self.second_order = second_order and program.returns == "scalar"
+        self.second_order = second_order and program.returns == "scalar" and not self.single
         self.compare_backends = compare_backends
         self.rng = np.random.default_rng(program.seed + 1)
         self.scalar = program.returns == "scalar"
@@ -81,6 +87,14 @@ class ProgramCheck:
             detail = "".join(traceback.format_exception_only(type(error), error)).strip()
             raise Stop(Outcome("crash", f"crash:{stage}:{type(error).__name__}", detail[:2000]))
 
+    def same(self):
+        """(rtol, atol) of one computation run two ways (or in float32 against float64)."""
+        return (SINGLE_RTOL, SINGLE_ATOL * self.scale) if self.single else (EXACT_RTOL, EXACT_ATOL)
+
+    def against_fd(self):
+        """(rtol, atol) of a derivative against the finite differences."""
+        return (SINGLE_RTOL, SINGLE_ATOL * self.scale) if self.single else (RTOL, ATOL * self.scale)
+
     def plain(self, *args):
         with np.errstate(all="raise"):
             return self.f(*args)
@@ -100,7 +114,7 @@ class ProgramCheck:
     # ------------------------------------------------------------------ reference
     def reference(self):
         try:
-            copies = fresh(self.args)
+            copies = fresh(self.reference_args)
             out = self.plain(*copies)
         except Exception as error:  # noqa: BLE001
             raise Stop(Outcome("discarded", "discarded:python-error", f"{type(error).__name__}: {error}"))
@@ -112,12 +126,12 @@ class ProgramCheck:
         self.out, self.mutated = out, copies
         self.cotangent = [self.rng.standard_normal(v.shape) for v in values]
         self.fd = self.benign_gradient(self.loss)
-        self.scale = max(1.0, abs(self.loss(*fresh(self.args))))
+        self.scale = max(1.0, abs(self.loss(*fresh(self.reference_args))))
 
     def benign_gradient(self, loss):
         try:
-            fine = central_gradient(loss, self.args, self.indices, FD_STEP)
-            coarse = central_gradient(loss, self.args, self.indices, FD_CHECK_STEP)
+            fine = central_gradient(loss, self.reference_args, self.indices, FD_STEP)
+            coarse = central_gradient(loss, self.reference_args, self.indices, FD_CHECK_STEP)
         except Exception as error:  # noqa: BLE001
             raise Stop(Outcome("discarded", "discarded:python-error", f"{type(error).__name__}: {error}"))
         if not close(coarse, fine, RTOL, ATOL):
@@ -130,9 +144,9 @@ class ProgramCheck:
     def forward(self, compiled, stage="forward"):
         copies = fresh(self.args)
         out = self.adcompile_call(stage, compiled, *copies)
-        if not close(out, self.out, EXACT_RTOL, EXACT_ATOL):
+        if not close(out, self.out, *self.same()):
             wrong(stage, worst(out, self.out))
-        if not close(list(copies), list(self.mutated), EXACT_RTOL, EXACT_ATOL):
+        if not close(list(copies), list(self.mutated), *self.same()):
             wrong(stage + "-argument-writes", worst(list(copies), list(self.mutated)))
         return out
 
@@ -140,17 +154,17 @@ class ProgramCheck:
         wrt = self.indices
         if self.scalar:
             value, grads = self.derived_call("value_and_grad", adcompile.value_and_grad(compiled, wrt=wrt))
-            if not close(value, self.out, EXACT_RTOL, EXACT_ATOL):
+            if not close(value, self.out, *self.same()):
                 wrong("value_and_grad-value", worst(value, self.out))
-            if not close(list(grads), self.fd, RTOL, ATOL * self.scale):
+            if not close(list(grads), self.fd, *self.against_fd()):
                 wrong("grad-vs-fd", worst(list(grads), self.fd))
             plain_grads = self.derived_call("grad", adcompile.grad(compiled, wrt=wrt))
-            if not close(list(plain_grads), list(grads), EXACT_RTOL, EXACT_ATOL):
+            if not close(list(plain_grads), list(grads), *self.same()):
                 wrong("grad-vs-value_and_grad", worst(list(plain_grads), list(grads)))
         else:
             copies = fresh(self.args)
             out, pullback = self.adcompile_call("vjp", lambda: adcompile.vjp(compiled, *copies, wrt=wrt))
-            if not close(out, self.out, EXACT_RTOL, EXACT_ATOL):
+            if not close(out, self.out, *self.same()):
                 wrong("vjp-value", worst(out, self.out))
             cot = tuple(self.cotangent) if isinstance(self.out, tuple) else self.cotangent[0]
             grads = self.adcompile_call("vjp-pullback", pullback, cot)
@@ -160,22 +174,24 @@ class ProgramCheck:
             grads = tuple(grads[k] for k in wrt)
             if not close(list(copies), list(self.args), 0.0, 0.0):
                 wrong("vjp-mutates-arguments", worst(list(copies), list(self.args)))
-            if not close(list(grads), self.fd, RTOL, ATOL * self.scale):
+            if not close(list(grads), self.fd, *self.against_fd()):
                 wrong("vjp-vs-fd", worst(list(grads), self.fd))
         return list(grads)
 
     def forward_mode(self, compiled, grads):
         for _ in range(2):
             direction = random_direction(self.rng, self.args, self.indices)
-            tangents = tuple(direction[k] for k in range(len(self.args)))
+            tangents = tuple(d.astype(a.dtype) if isinstance(d, np.ndarray) else d
+                             for d, a in zip(direction, self.args))
             out, tangent_out = self.derived_call(
                 "jvp", lambda *a: adcompile.jvp(compiled, a, tangents), *self.args)
-            if not close(out, self.out, EXACT_RTOL, EXACT_ATOL):
+            if not close(out, self.out, *self.same()):
                 wrong("jvp-value", worst(out, self.out))
             projected = float(tangent_out) if self.scalar else inner(as_list(tangent_out), self.cotangent)
-            expected = inner(grads, [direction[k] for k in self.indices])
-            size = sum(float(np.sum(np.abs(g * direction[k]))) for g, k in zip(grads, self.indices))
-            if abs(projected - expected) > ATOL * self.scale + RTOL * max(abs(expected), size):
+            expected = inner(grads, [tangents[k] for k in self.indices])
+            size = sum(float(np.sum(np.abs(g * tangents[k]))) for g, k in zip(grads, self.indices))
+            rtol, atol = self.against_fd()
+            if abs(projected - expected) > atol + rtol * max(abs(expected), size):
                 wrong("jvp-vs-reverse", f"<J v, c> = {projected!r}, <grad, v> = {expected!r}")
 
     def hessian_checks(self, compiled):
@@ -214,11 +230,12 @@ class ProgramCheck:
         python = self.adcompile_call("python-backend", lambda: adcompile.compile(self.f, backend="python"))
         out = self.adcompile_call("python-backend", python, *fresh(self.args))
         numba_out = self.adcompile_call("forward", compiled, *fresh(self.args))
-        if not close(numba_out, out, EXACT_RTOL, EXACT_ATOL):
+        if not close(numba_out, out, *self.same()):
             wrong("backend-forward", worst(numba_out, out))
         if self.scalar:
             python_grads = self.derived_call("python-backend-grad", adcompile.grad(python, wrt=self.indices))
-            if not close(list(python_grads), grads, EXACT_RTOL * 1e2, EXACT_ATOL * self.scale):
+            rtol, atol = (EXACT_RTOL * 1e2, EXACT_ATOL * self.scale) if not self.single else self.same()
+            if not close(list(python_grads), grads, rtol, atol):
                 wrong("backend-grad", worst(grads, list(python_grads)))
 
     def run(self):

@@ -138,7 +138,8 @@ def format_args(args):
     parts = []
     for a in args:
         if isinstance(a, np.ndarray):
-            parts.append(f"np.array({a.tolist()!r})")
+            dtype = ", dtype=np.float32" if a.dtype == np.float32 else ""
+            parts.append(f"np.array({a.tolist()!r}{dtype})")
         else:
             parts.append(repr(a))
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"

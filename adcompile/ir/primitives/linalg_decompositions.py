@@ -13,14 +13,16 @@ that they differentiate again:
   the terms of the complement of U's (tall A) or V's (wide A) column space, which vanish
   when that space is empty, so both are always included (shapes are run-time values);
 * qr, for a square or tall A of full rank (R invertible): JAX's rule through
-  ``right_divide(X, R) = X R^-1``.
+  ``right_divide(X, R) = X R^-1``. The rules read R through ``square_qr_factor``, which
+  raises a clear error for a wide A (more columns than rows: R is not square) instead of
+  a LAPACK one.
 
 Repeated eigen/singular values make F infinite: the derivative of the vectors is undefined
 there (the values' derivative stays right).
 """
 from ..nodes import const
 from ..types import Type, to_float
-from .declare import RULE_ONLY, define
+from .declare import RULE_ONLY, VIEW, define
 
 
 def _float_matrix(types, params, consts=None):
@@ -180,10 +182,23 @@ define("right_divide", lambda t, p, c=None: Type(to_float(t[0].dtype), 2), "np.l
        kinds={RULE_ONLY}, vjp=_right_divide_vjp, jvp=_right_divide_jvp)
 
 
+def _square_qr_factor_vjp(b, g, out, args, params, active):
+    return [g]
+
+
+# R of qr(A), checked to be square: the qr rules need A with at least as many rows as columns
+define("square_qr_factor", lambda t, p, c=None: t[0], "rt.square_qr_factor(_0)", kinds={VIEW, RULE_ONLY},
+       vjp=_square_qr_factor_vjp, linear_in=(0,))
+
+
+def _qr_factors(b, a):
+    return b.call("qr_q", a), b.call("square_qr_factor", b.call("qr_r", a))
+
+
 def _qr_tangents(b, da, a):
     """JAX's qr_jvp_rule: C = Q^T dA R^-1, O = tril(C, -1) - tril(C, -1)^T,
     dQ = Q (O - C) + dA R^-1, dR = (C - O) R."""
-    q, r = b.call("qr_q", a), b.call("qr_r", a)
+    q, r = _qr_factors(b, a)
     z = b.call("right_divide", da, r)
     c = _mm(b, _t(b, q), z)
     lower = _strictly_lower(b, c)
@@ -204,7 +219,7 @@ def _qr_r_jvp(b, tangents, out, args, params, prim):
 def _qr_pullback(b, a, q_bar, r_bar):
     # the transpose of the forward rule: M = bR R^T - Q^T bQ, bC = M - tril(M - M^T, -1),
     # bA = (bQ + Q bC) R^-T
-    q, r = b.call("qr_q", a), b.call("qr_r", a)
+    q, r = _qr_factors(b, a)
     m = b.neg(_mm(b, _t(b, q), q_bar)) if r_bar is None else _mm(b, r_bar, _t(b, r))
     if r_bar is not None and q_bar is not None:
         m = b.sub(m, _mm(b, _t(b, q), q_bar))
