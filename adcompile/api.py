@@ -84,6 +84,7 @@ class _Specialised:
 
     def __init__(self):
         self._specs = {}
+        self._lowered = {}  # signature -> the IR its source was generated from (loops fused)
         self._plans = {}
         self._fast_plans = {}  # the same plans, keyed by what a call can see cheaply
         self._fast_signatures = {}  # what a call can see cheaply -> its signature
@@ -121,9 +122,15 @@ class _Specialised:
                     code_ir, options = lower_for_backend(fn_ir, self.backend, self.fuse, self.parallel)
                     source = generate(code_ir, origin=self.origin())
                     spec = (fn_ir, source, self.load_code(fn_ir, code_ir, source, options))
+                    self._lowered[sig] = code_ir
                     self._specs[sig] = spec
         self._last_signature = sig
         return spec
+
+    def lowered_ir(self, sig):
+        """The IR the source of ``sig`` was generated from: its IR, with loops fused for numba."""
+        self.specialization(sig)
+        return self._lowered[sig]
 
     def load_code(self, fn_ir, code_ir, source, options):
         """The callable running ``source`` (generated from ``code_ir``, ``fn_ir`` lowered for the

@@ -37,6 +37,7 @@ def explain_failure(error, target, sig, call_args):
         return error
     python_fn = getattr(compiled, "py_func", compiled)
     generated_file = python_fn.__code__.co_filename
+    fn_ir, source = _code_that_ran(target, sig, fn_ir, source, generated_file)
     if _is_numba_error(error):
         line = _numba_error_line(error, generated_file)
         return _compile_failure(error, target, fn_ir, source, generated_file, line)
@@ -51,6 +52,19 @@ def explain_failure(error, target, sig, call_args):
     if where and hasattr(error, "add_note"):
         error.add_note(f"adcompile: raised by the generated code for {target.name}\n{where}")
     return error
+
+
+def _code_that_ran(target, sig, fn_ir, source, generated_file):
+    """(IR, source) of the generated file that ran: the source shown to users, generated from
+    the IR with loops fused for numba, or (a tiered first call) the unfused Python of ``fn_ir``."""
+    try:
+        with open(generated_file) as file:
+            text = file.read()
+    except OSError:
+        text = source
+    if text == source:
+        return target.lowered_ir(sig), source
+    return fn_ir, text
 
 
 # Words of numpy's and numba's messages about operands whose shapes do not fit together.

@@ -55,6 +55,11 @@ def _written_arguments(source):
     return written
 
 
+def _as_float64(value):
+    is_float_array = isinstance(value, np.ndarray) and value.dtype.kind == "f"
+    return value.astype(np.float64) if is_float_array else value
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_program_as_module_forward(seed):
     program = generate(seed, returns="scalar")
@@ -62,7 +67,9 @@ def test_random_program_as_module_forward(seed):
     if not params:
         pytest.skip("the program has no float array argument")
     loaded = load_module(source, stem="module")
-    values = dict(zip(program.arg_names, program.args))
+    # float64 throughout (the generator makes some programs float32): parameters are float64
+    program_args = [_as_float64(a) for a in program.args]
+    values = dict(zip(program.arg_names, program_args))
     model = loaded.RandomModule().compile("python")
     for name in params:
         setattr(model, name, Parameter(np.array(values[name], dtype=np.float64)))
@@ -74,7 +81,7 @@ def test_random_program_as_module_forward(seed):
     reference_fn = adcompile.compile(loaded.f, backend="python")
     wrt = tuple(program.arg_names.index(name) for name in params)
     reference = adcompile.grad(reference_fn, wrt=wrt)(*[np.copy(a) if isinstance(a, np.ndarray) else a
-                                                        for a in program.args])
+                                                        for a in program_args])
     for name, expected in zip(params, reference):
         np.testing.assert_allclose(grads[name], expected, rtol=1e-10, atol=1e-12, err_msg=name)
     direction = random_direction(model, seed)

@@ -17,7 +17,7 @@ as it is (numba already runs one numpy expression in one pass).
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
 from ..ir.memory import memory_roots, sharing
-from ..ir.nodes import Assign, Comment, If, Var, walk
+from ..ir.nodes import AccumItem, Assign, Comment, If, SetItem, Var, walk
 from ..ir.primitives import Kind, has_kind
 from .loops import write_group
 from .assumptions import DimAssumptions
@@ -48,11 +48,22 @@ class FusionContext:
                     self.assigns[var] = self.assigns.get(var, 0) + 1
         self.results = {atom for atom in fn.results if isinstance(atom, Var)}
         self.roots = memory_roots(fn.body, fn.params)
+        written = {v for stmt in walk(fn.body) for v in stmt.writes()
+                   if isinstance(stmt, (SetItem, AccumItem)) or (isinstance(stmt, Assign) and stmt.inplace)}
+        written_roots = sharing(written, self.roots)
+        self.written_memory = written | {v for v, roots in self.roots.items() if roots & written_roots}
         self.index_vars = []
         self.fused_loops = 0
 
     def new_var(self, base, type_, is_temp=False):
         return Var(self.namer.fresh(base), type_, is_temp=is_temp)
+
+    def names_written_memory(self, stmt):
+        """Whether ``stmt`` gives another name to memory that is written in place (``t = w``
+        or ``t = w[1:]`` with ``w *= x`` somewhere): the name must stay bound to that memory,
+        so the statement is left as it is, outside any loop, and ends the group before it."""
+        return (isinstance(stmt, Assign) and stmt.prim in ("alias", "getitem") and stmt.target.type.ndim > 0
+                and stmt.target in self.written_memory)
 
 
 class Group:
@@ -182,6 +193,12 @@ def _fuse_block(block, ctx):
             inner[:] = _fuse_block(inner, ctx)
         if isinstance(stmt, Comment) and group is not None:
             group.trailing_comments.append(stmt)
+            continue
+        if ctx.names_written_memory(stmt):
+            if group is not None:
+                out.extend(group.finish())
+                group = None
+            out.append(stmt)
             continue
         role = role_of(stmt, ctx.shapes)
         if group is not None:

@@ -1,5 +1,5 @@
 """Shape changes, joins, indexing and shape queries of arrays."""
-from ..types import I8, Type, promote_dtypes
+from ..types import FLOAT64, I8, Type, promote_dtypes
 from ..indexing import items_with_atoms
 from ..nodes import const
 from .declare import NEVER_MERGED, NON_DIFFERENTIABLE, RECOMPUTABLE, RULE_ONLY, VIEW, define
@@ -57,7 +57,16 @@ def _unbroadcast_vjp(b, g, out, args, params, active):
 
 
 # broadcast_to_shape(x, like): x broadcast to like's shape; unbroadcast(g, like): g summed to it
-define("broadcast_to_shape", lambda t, p, c=None: Type(t[0].dtype, t[1].ndim), "rt.broadcast_to_shape(_0, _1)",
+def _broadcast_to_shape_type(types, params, consts=None):
+    """An array ``g`` keeps its dtype; a scalar fills an array of ``like``'s gradient dtype (its
+    own if floating, else float64), as the run-time helper does."""
+    g, like = types
+    if g.ndim:
+        return Type(g.dtype, like.ndim)
+    return Type(like.dtype if like.is_float else FLOAT64, like.ndim)
+
+
+define("broadcast_to_shape", _broadcast_to_shape_type, "rt.broadcast_to_shape(_0, _1)",
        kinds={VIEW, NEVER_MERGED, RULE_ONLY}, vjp=_broadcast_to_shape_vjp, linear_in=(0,), shape_only=(1,), shape_of=1)
 define("unbroadcast", lambda t, p, c=None: Type(t[0].dtype, t[1].ndim), "rt.unbroadcast(_0, _1)",
        kinds={RULE_ONLY}, vjp=_unbroadcast_vjp, linear_in=(0,), shape_only=(1,), shape_of=1)
