@@ -45,6 +45,13 @@ def nb(fn):
 COUNTER = 0
 
 
+def writes_a_parameter_later_widened(x, flag):
+    x[2] = 0.25
+    if flag:
+        x = np.ones((3, 3)) @ x.astype(np.float64)
+    return np.sum(x)
+
+
 def uses_global(x):
     global COUNTER
     return np.sum(x)
@@ -262,6 +269,9 @@ BAD_CASES = [
     ("unwrap", lambda: adcompile.grad(py(uses_unwrap))(X3), UnsupportedFunctionError, ["unwrap"],
      "return np.sum(np.unwrap(x))"),
     ("matmul-4d", lambda: py(matmul_4d)(X3), TypeMismatchError, ["4-d"], "return np.sum(np.ones((2, 2, 2, 2)) @ x)"),
+    # numpy writes into the caller's float32 array; a widened copy would take the write instead
+    ("write-to-widened-parameter", lambda: py(writes_a_parameter_later_widened)(X3.astype(np.float32), 0),
+     TypeMismatchError, ["written in place", "float32 array passed in"], "x[2] = 0.25"),
     ("float-index", lambda: py(float_index)(X3), TypeMismatchError, ["integers"], "return x[1.5]"),
     # recursion
     ("recursion", lambda: adcompile.grad(py(recursive))(X3, 2), UnsupportedSyntaxError,

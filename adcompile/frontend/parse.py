@@ -11,8 +11,9 @@ import ast
 
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError, located
 from ..ir.builder import Builder, Namer, const
+from ..ir.memory import memory_roots
 from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
-from ..ir.types import B1, F8, Type
+from ..ir.types import B1, F8, NUMPY_NAME, Type
 from .expressions import ExpressionTranslation
 from .lowering import lower_jumps
 from .parse_tables import _kind, _Retry
@@ -97,6 +98,23 @@ class Translator(StatementTranslation, ExpressionTranslation):
             local = Var(self.namer.fresh(var.name), widened)
             self.block.append(Assign(local, "as_dtype", [var], {"dtype": widened.dtype}, loc=self.src.location(node)))
             self.env[var.name] = local
+            self.widened_params[local] = var
+
+    def check_widened_parameters_unwritten(self):
+        """A write into a parameter read through a widened copy would change the copy, not the
+        caller's array, where numpy changes the caller's array: a located error instead."""
+        if not self.widened_params:
+            return
+        roots = memory_roots(self.block, list(self.widened_params))
+        for stmt in walk(self.block):
+            if isinstance(stmt, SetItem):
+                for copy, param in self.widened_params.items():
+                    if copy in roots.get(stmt.array, {stmt.array}):
+                        raise located(TypeMismatchError,
+                                      f"'{param.name}' is written in place and also assigned "
+                                      f"{copy.type.describe()}; compiled code keeps one dtype per variable, "
+                                      f"so the write would not reach the {NUMPY_NAME[param.type.dtype]} array "
+                                      f"passed in: give the new value another name", stmt.loc)
 
     def translate_body(self, params, name=None):
         """The IR Function of the body, once ``params`` are bound in ``env``: the hidden
@@ -105,8 +123,10 @@ class Translator(StatementTranslation, ExpressionTranslation):
         self.block = []
         self.builder = Builder(self.namer, self.block)
         self.results = None
+        self.widened_params = {}  # widened copy -> the parameter it copies
         self.widen_parameters(params, node)
         self.statements(node.body)
+        self.check_widened_parameters_unwritten()
         if self.results is None:
             raise self.error("the function must end with a return statement", node)
         if self.results[1] is None:
