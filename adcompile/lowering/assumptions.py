@@ -35,28 +35,35 @@ class DimAssumptions:
     def adopt(self, trial):
         self.parent, self.pairs = trial.parent, trial.pairs
 
-    def same(self, a, b):
-        """Whether ``a`` and ``b`` are equal, or may be assumed equal (recording it)."""
+    def same(self, a, b, across_parameters=True):
+        """Whether ``a`` and ``b`` are equal, or may be assumed equal (recording it).
+        ``across_parameters``: two different parameters' lengths may be assumed equal (where
+        one statement broadcasts them together), not only a broadcast and its members."""
         if a == b or self.find(a) == self.find(b):
             return True
         if a.constant is not None or b.constant is not None:
             return False
-        if not _plausibly_equal(self.shapes.source(a), self.shapes.source(b)):
+        if not _plausibly_equal(self.shapes.source(a), self.shapes.source(b), across_parameters):
             return False
         self.parent[self.find(a)] = self.find(b)
         self.pairs.append((a, b))
         return True
 
     def same_domain(self, a, b):
-        return len(a) == len(b) and all(self.same(x, y) for x, y in zip(a, b))
+        """Whether a statement over domain ``a`` may join a loop over ``b``: lengths equal, or
+        a broadcast's length and the lengths it broadcasts. Two unrelated parameters' lengths
+        are not assumed equal only to share a loop (``dx * 0.5`` of length ``x.shape[0]``
+        next to a loop over ``A.shape[0]``): no statement combines them, so the check would
+        only fail at run time and leave the loop unused."""
+        return len(a) == len(b) and all(self.same(x, y, across_parameters=False) for x, y in zip(a, b))
 
 
-def _plausibly_equal(a, b):
+def _plausibly_equal(a, b, across_parameters=True):
     if a is None or b is None:
         return False
     axis_a, axis_b = _PARAMETER_AXIS.fullmatch(a), _PARAMETER_AXIS.fullmatch(b)
     if axis_a and axis_b:
-        return axis_a.group(1) != axis_b.group(1)
+        return across_parameters and axis_a.group(1) != axis_b.group(1)
     return b in _broadcast_members(a) or a in _broadcast_members(b)
 
 
