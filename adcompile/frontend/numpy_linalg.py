@@ -130,23 +130,24 @@ def _check_uplo(tr, uplo, node, what):
         raise tr.error(f"{what} supports UPLO='L' only (the default)", node, UnsupportedFunctionError)
 
 
-@handler("np.linalg.eigh")
-def _eigh(tr, args, kwargs, node):
+def _symmetric_eigen(tr, args, kwargs, node, what, prims, result_dims):
+    """The ``prims`` results of ``what`` (eigh or eigvalsh) of the matrix argument."""
     _check_kwargs(tr, kwargs, ("a", "UPLO"), node)
     a, uplo = _take(args, kwargs, ["a", "UPLO"])
-    _check_uplo(tr, uplo, node, "np.linalg.eigh")
-    a = _matrix(tr, a, node, "np.linalg.eigh")
-    return TupleValue(_decomposed(tr, a, ["eigh_values", "eigh_vectors"], lambda m, n, k: [[n], [n, n]], node,
-                                  "np.linalg.eigh"))
+    _check_uplo(tr, uplo, node, what)
+    return _decomposed(tr, _matrix(tr, a, node, what), prims, result_dims, node, what)
+
+
+@handler("np.linalg.eigh")
+def _eigh(tr, args, kwargs, node):
+    return TupleValue(_symmetric_eigen(tr, args, kwargs, node, "np.linalg.eigh", ["eigh_values", "eigh_vectors"],
+                                       lambda m, n, k: [[n], [n, n]]))
 
 
 @handler("np.linalg.eigvalsh")
 def _eigvalsh(tr, args, kwargs, node):
-    _check_kwargs(tr, kwargs, ("a", "UPLO"), node)
-    a, uplo = _take(args, kwargs, ["a", "UPLO"])
-    _check_uplo(tr, uplo, node, "np.linalg.eigvalsh")
-    a = _matrix(tr, a, node, "np.linalg.eigvalsh")
-    return _decomposed(tr, a, ["eigh_values"], lambda m, n, k: [[n]], node, "np.linalg.eigvalsh")[0]
+    return _symmetric_eigen(tr, args, kwargs, node, "np.linalg.eigvalsh", ["eigh_values"],
+                            lambda m, n, k: [[n]])[0]
 
 
 @handler("np.linalg.svd")
