@@ -7,7 +7,9 @@ parameters; the lowering then writes ``if y.shape[0] == X.shape[0]: <fused loop>
 <the statements as they were>``. The assumed dims form equivalence classes (union-find).
 
 Only plausible equalities are assumed: the lengths of two different parameters' axes, or a
-broadcast's length (``max(X.shape[0], y.shape[0])``) and one of the lengths it broadcasts;
+broadcast's length (``max(X.shape[0], y.shape[0])``) and one of the lengths it broadcasts (or
+a broadcast of some of them, ``max(X.shape[0], y.shape[0], z.shape[0])`` and ``max(X.shape[0],
+y.shape[0])``);
 never two axes of one parameter, nor ``n`` and ``n - 1``.
 """
 import re
@@ -64,8 +66,11 @@ def _plausibly_equal(a, b, across_parameters=True):
     axis_a, axis_b = _PARAMETER_AXIS.fullmatch(a), _PARAMETER_AXIS.fullmatch(b)
     if axis_a and axis_b:
         return across_parameters and axis_a.group(1) != axis_b.group(1)
-    return b in _broadcast_members(a) or a in _broadcast_members(b)
+    members_a, members_b = _broadcast_members(a), _broadcast_members(b)
+    return members_a <= members_b or members_b <= members_a
 
 
 def _broadcast_members(text):
-    return text[4:-1].split(", ") if text.startswith("max(") and text.endswith(")") else []
+    """The lengths a broadcast's length is the largest of (``max(m.shape[1], x.shape[1])``,
+    where a broadcast of broadcasts lists them all), or the length itself."""
+    return set(text[4:-1].split(", ")) if text.startswith("max(") and text.endswith(")") else {text}

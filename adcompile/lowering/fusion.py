@@ -22,6 +22,7 @@ from ..ir.primitives import Kind, has_kind
 from .loops import write_group
 from .assumptions import DimAssumptions
 from .roles import role_of
+from .views import drop_unread_views, find_views
 
 _SHAPE_QUERIES = ("dim", "size")
 # Allocations whose arguments are shapes only (and a fill value): cheap and safe to move earlier.
@@ -54,9 +55,22 @@ class FusionContext:
         self.written_memory = written | {v for v, roots in self.roots.items() if roots & written_roots}
         self.index_vars = []
         self.fused_loops = 0
+        self.views = find_views(fn, shapes, self.assigns, self.written_memory)  # read through their sources
 
     def new_var(self, base, type_, is_temp=False):
         return Var(self.namer.fresh(base), type_, is_temp=is_temp)
+
+    def starting_role(self, stmt):
+        """(role, dim assumptions) of ``stmt`` starting a group: with provably equal dims, else
+        assuming a broadcast's length equal to those it broadcasts (``x[:, None, :] - m[None]``
+        over three parameters' lengths), checked at run time like a joining statement's."""
+        assumptions = DimAssumptions(self.shapes)
+        role = role_of(stmt, self.shapes, views=self.views)
+        if role is None:
+            trial = assumptions.trial()
+            role = role_of(stmt, self.shapes, lambda a, b: trial.same(a, b, across_parameters=False), self.views)
+            assumptions = trial
+        return role, assumptions
 
     def names_written_memory(self, stmt):
         """Whether ``stmt`` gives another name to memory that is written in place (``t = w``
@@ -93,7 +107,7 @@ class Group:
     def role_of(self, stmt):
         """``stmt``'s role in this group, with the dim assumptions it needs (or None)."""
         trial = self.assumptions.trial()
-        role = role_of(stmt, self.ctx.shapes, trial.same)
+        role = role_of(stmt, self.ctx.shapes, trial.same, self.ctx.views)
         if role is None or not trial.same_domain(role.domain, self.domain):
             return None, None
         return role, trial
@@ -160,6 +174,8 @@ class Group:
         value_args = args
         if stmt.prim in _MOVABLE_ALLOCATIONS:
             value_args = args[-1:] if stmt.prim == "full" else []
+        elif target in self.ctx.views:  # no work of its own: the loop reads its source
+            value_args = args
         elif target.type.ndim > 0 or has_kind(stmt.prim, Kind.NEVER_MERGED):
             return False
         return not any(self._roots(a) & self.written_roots for a in value_args)
@@ -200,7 +216,7 @@ def _fuse_block(block, ctx):
                 group = None
             out.append(stmt)
             continue
-        role = role_of(stmt, ctx.shapes)
+        role, assumed = ctx.starting_role(stmt)
         if group is not None:
             joining, assumptions = group.role_of(stmt)
             if joining is not None and group.accepts(stmt, joining):
@@ -214,6 +230,7 @@ def _fuse_block(block, ctx):
             group = None
         if role is not None and role.domain and all(d is not None for d in role.domain):
             group = Group(role.domain, ctx)
+            group.assumptions.adopt(assumed)
             if group.accepts(stmt, role):
                 group.add(stmt, role)
                 continue
@@ -230,6 +247,6 @@ def fuse_loops(fn, infer_shapes, parallel=False):
     ``parallel``: outer loops without a loop-carried dependence use ``prange``."""
     fn = copy_function(fn)
     ctx = FusionContext(fn, infer_shapes(fn), parallel)
-    fn.body = _fuse_block(fn.body, ctx)
+    fn.body = drop_unread_views(_fuse_block(fn.body, ctx), ctx.views, ctx.results)
     return fn, ctx.fused_loops
 

@@ -10,7 +10,7 @@ count, float32 sums cast back, and replaced buffers renamed.
 """
 from ..ir.indexing import index_params
 from ..ir.nodes import AccumItem, Assign, Comment, Const, For, SetItem, Var, const
-from ..ir.types import F8, FLOAT32, I8, Type
+from ..ir.types import F8, FLOAT32, FLOAT64, I8, Type
 from .domains import Access, Extents, is_array_var
 from .roles import FILLS
 
@@ -130,9 +130,12 @@ class _GroupWriter:
     def bind(self, var, atom):
         self.env[var] = atom
 
+    def operand_values(self, stmt, role):
+        """The scalar each argument of ``stmt`` has at the loop's point."""
+        return [arg if read is None else self.read(*read) for arg, read in zip(stmt.args, role.operands)]
+
     def write_map(self, stmt, role):
-        accesses = dict(role.reads)
-        args = [self.read(a, accesses.get(a)) for a in stmt.args]
+        args = self.operand_values(stmt, role)
         kept = self._identity_operand(stmt.prim, args, stmt.target.type)
         if kept is not None:
             self.bind(stmt.target, kept)
@@ -183,8 +186,11 @@ class _GroupWriter:
         self.bind(stmt.target, atom)
 
     def write_reduce(self, stmt, role):
-        values = [self.read(a) for a in stmt.args]
+        values = self.operand_values(stmt, role)[:2 if stmt.prim == "matmul" else 1]
         value = values[0] if len(values) == 1 else self.temp("mul", values, Type(values[0].type.dtype))
+        if role.result is not None:
+            self.write_axis_reduce(stmt, role, value)
+            return
         target = stmt.target
         accumulator = target if target.type.dtype != FLOAT32 else self.ctx.new_var(f"{target.name}_total", F8)
         self.accumulators.add(accumulator)
@@ -201,6 +207,34 @@ class _GroupWriter:
             self.after.append(Assign(result, "div", [accumulator, count], loc=stmt.loc))
         if target.type.dtype == FLOAT32:
             self.after.append(Assign(target, "as_dtype", [result], {"dtype": FLOAT32}, stmt.loc))
+
+    def write_axis_reduce(self, stmt, role, value):
+        """``s[i] += value`` (or ``s[i] = max(s[i], value)``) into an array ``s`` with the kept
+        axes, started before the loop; float32 and means accumulate in float64 and are
+        converted or divided after it."""
+        target, domain, kept = stmt.target, self.group.domain, role.result.axes
+        exact = target.type.dtype == FLOAT64 and stmt.prim != "mean" or not target.type.is_float
+        buffer = target if exact else self.ctx.new_var(f"{target.name}_total", Type(FLOAT64, target.type.ndim))
+        start = Const(_REDUCE_START.get(stmt.prim, 0.0), F8) if buffer.type.is_float else const(0)
+        counts = [const(1) if axis is None else self._extent_count(domain[axis]) for axis in kept]
+        self.before.append(Assign(buffer, "full", [*counts, start]))
+        index = [("int", a) for a in self.index_atoms(role.result)]
+        if not buffer.type.is_float and value.type.dtype != buffer.type.dtype:
+            value = self.temp("as_dtype", [value], Type(buffer.type.dtype), dtype=buffer.type.dtype)
+        step = _REDUCE_STEP.get(stmt.prim)
+        if step is None:
+            self.body.append(AccumItem(buffer, value, index, stmt.loc))
+        else:
+            params, index_args = index_params(buffer.type, index)
+            old = self.temp("getitem", [buffer, *index_args], Type(F8), **params)
+            self.body.append(SetItem(buffer, self.temp(step, [old, value], Type(F8)), index, stmt.loc))
+        result = buffer
+        if stmt.prim == "mean":
+            reduced = [domain[axis] for axis in range(len(domain)) if axis not in kept]
+            result = target if target.type.dtype == FLOAT64 else self.ctx.new_var("_t", buffer.type, is_temp=True)
+            self.after.append(Assign(result, "div", [buffer, self._count(reduced)], loc=stmt.loc))
+        if result is not target:
+            self.after.append(Assign(target, "as_dtype", [result], {"dtype": target.type.dtype}, stmt.loc))
 
     def _count(self, dims=None):
         """The number of points of ``dims`` (default: the domain), computed before the loop."""

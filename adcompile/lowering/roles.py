@@ -6,16 +6,21 @@
                 between provably equal shapes                       -> the operand itself
     fill        zeros_like / ones_like                              -> the constant
     reduce      sum / mean / max / min of everything, vector dot    -> a scalar accumulator
+                ... along an axis, unbroadcast to fewer or length-1
+                axes (a broadcast's adjoint)                        -> an array accumulator s[i]
     accumulate  bx[:-1] += value (constant starts)                  -> bx[i] += value
 
-``role_of`` answers None for every other statement (the fusion pass then moves it before the
-loop when it can, or ends the group).
+An operand that is a view with inserted or broadcast axes (``views.py``: ``x[:, None]``,
+``expand_axis``, ``broadcast_to_shape``) is read through its source. ``role_of`` answers None
+for every other statement (the fusion pass then moves it before the loop when it can, or ends
+the group).
 """
 from dataclasses import dataclass
 
 from ..ir.nodes import AccumItem, Assign, Const, Var
 from ..ir.primitives import Kind, has_kind
 from .domains import Access, broadcast_access, is_array_var, slice_starts
+from .views import read_through
 
 REDUCTIONS = ("sum", "mean", "max", "min")
 PASSES = ("unbroadcast", "broadcast_to_shape", "alias", "copy")
@@ -29,20 +34,28 @@ class Role:
     kind: str
     domain: tuple
     reads: list  # (array atom, Access) for every array operand read at each point
+    # per argument of a map or reduce: the (array, Access) it reads, through views (or None)
+    operands: list = None
+    result: Access = None  # a reduction along axes: how its result is indexed at a point
 
 
-def role_of(stmt, shapes, same_dim=None):
+def role_of(stmt, shapes, same_dim=None, views=None):
     """The statement's role, or None. ``same_dim(a, b)`` decides whether two dims count as
-    equal (default: provably equal; a group may assume more, checked at run time)."""
+    equal (default: provably equal; a group may assume more, checked at run time); ``views``
+    (``views.find_views``) are read through their sources."""
     same_dim = same_dim or _provably_equal
+    views = views or {}
     if type(stmt) is AccumItem:
         return _accumulate_role(stmt, shapes, same_dim)
     if not isinstance(stmt, Assign):
         return None
     target, args = stmt.target, stmt.args
     if target.type.ndim == 0:
-        return _reduce_role(stmt, shapes, same_dim)
+        return _reduce_role(stmt, shapes, same_dim, views)
     domain = shapes.of(target)
+    if stmt.prim in REDUCTIONS or (stmt.prim == "unbroadcast" and is_array_var(args[0])
+                                   and not _same_shape(shapes.of(args[0]), domain, same_dim)):
+        return _axis_reduce_role(stmt, shapes, same_dim, views)
     if stmt.prim == "getitem":
         return _slice_role(stmt, domain)
     if stmt.prim in FILLS:
@@ -57,16 +70,18 @@ def role_of(stmt, shapes, same_dim=None):
         return None
     if stmt.prim in _INTEGER_UNSAFE and not target.type.is_float:
         return None
-    reads = []
+    operands = []
     for arg in args:
         if is_array_var(arg):
             access = broadcast_access(shapes, arg, domain, same_dim)
             if access is None:
                 return None
-            reads.append((arg, access))
-        elif not isinstance(arg, (Const, Var)):
+            operands.append(read_through(views, arg, access))
+        elif isinstance(arg, (Const, Var)):
+            operands.append(None)
+        else:
             return None
-    return Role("map", domain, reads)
+    return Role("map", domain, [read for read in operands if read is not None], operands)
 
 
 def _slice_role(stmt, domain):
@@ -88,18 +103,49 @@ def _same_shape(dims, other, same_dim):
     return len(dims) == len(other) and all(same_dim(a, b) for a, b in zip(dims, other))
 
 
-def _reduce_role(stmt, shapes, same_dim):
+def _reduce_role(stmt, shapes, same_dim, views):
     args = stmt.args
     if stmt.prim in REDUCTIONS and stmt.params.get("axis") is None and len(args) == 1:
         x = args[0]
         if is_array_var(x) and x.type.is_float:
             domain = shapes.of(x)
-            return Role("reduce", domain, [(x, Access.identity(len(domain)))])
+            read = read_through(views, x, Access.identity(len(domain)))
+            return Role("reduce", domain, [read], [read])
     if stmt.prim == "matmul" and all(is_array_var(a) and a.type.ndim == 1 and a.type.is_float for a in args):
         if _same_shape(shapes.of(args[0]), shapes.of(args[1]), same_dim):
             domain = shapes.of(args[0])
             return Role("reduce", domain, [(a, Access.identity(1)) for a in args])
     return None
+
+
+def _axis_reduce_role(stmt, shapes, same_dim, views):
+    """A sum / mean / max / min along one axis, or an unbroadcast summing the axes its result
+    lacks or has of length 1, over the operand's domain; the result is indexed by the axes it
+    keeps. Integer sums (a count of ``True``) add exactly; other integer reductions are left."""
+    x, target = stmt.args[0], stmt.target
+    if not is_array_var(x) or (not x.type.is_float and (stmt.prim != "sum" or target.type.is_float)):
+        return None
+    domain = shapes.of(x)
+    if stmt.prim == "unbroadcast":
+        dims = shapes.of(target)
+        lead = len(domain) - len(dims)
+        if lead < 0:
+            return None
+        axes = []
+        for k, dim in enumerate(dims):
+            if same_dim(dim, domain[lead + k]):
+                axes.append(lead + k)
+            elif dim.constant == 1:
+                axes.append(None)
+            else:
+                return None
+    else:
+        axis = stmt.params.get("axis")
+        if not isinstance(axis, int) or len(stmt.args) != 1:
+            return None
+        axes = [k for k in range(len(domain)) if k != axis]
+    read = read_through(views, x, Access.identity(len(domain)))
+    return Role("reduce", domain, [read], [read], Access(tuple(axes), (0,) * len(axes)))
 
 
 def _accumulate_role(stmt, shapes, same_dim):
