@@ -8,6 +8,7 @@ the loop still reads the value it replaces). Before the loop: the loop bounds, t
 the group moved there, allocations and accumulator starts; after it: means divided by their
 count, float32 sums cast back, and replaced buffers renamed.
 """
+from ..ir.dims import constant
 from ..ir.indexing import index_params
 from ..ir.nodes import AccumItem, Assign, Comment, Const, For, SetItem, Var, const
 from ..ir.types import F8, FLOAT32, FLOAT64, I8, Type
@@ -53,6 +54,10 @@ class _GroupWriter:
         self.body, self.before, self.after = [], [], []
         self.live_out = self._live_out()
         self.accumulators = set()
+        # numpy raises on a max / min along an empty axis: such a loop runs behind a length check
+        self.nonempty = [[group.domain[a] for a in range(len(group.domain)) if a not in role.result.axes]
+                         for stmt, role in group.members
+                         if role is not None and role.result is not None and stmt.prim in _REDUCE_STEP]
 
     # ------------------------------------------------------------------ analysis
     def _index_vars(self, depth):
@@ -82,7 +87,7 @@ class _GroupWriter:
         scalar = self.scalars.get(var)
         shared = scalar is not None and any(a is scalar for v, a in self.env.items() if v is not var)
         if scalar is None or shared:
-            owns_name = (not self.group.assumptions.pairs and var not in self.live_out and self.ctx.assigns.get(var, 0) == self._assigned_here(var)
+            owns_name = (not self.group.assumptions.pairs and not self.nonempty and var not in self.live_out and self.ctx.assigns.get(var, 0) == self._assigned_here(var)
                          and var not in self.ctx.fn.params and scalar is None)
             name = var.name if owns_name else f"{var.name}_i"
             scalar = Var(name, Type(var.type.dtype), is_temp=var.is_temp) if owns_name else \
@@ -324,10 +329,11 @@ class _GroupWriter:
         return self.extents.stmts + moved + self.before + loop + self.after
 
     def assumption_check(self):
-        """Statements computing whether the dims the group assumes equal are equal (the last
-        one assigns the condition), or [] when it assumes nothing."""
+        """Statements computing whether the dims the group assumes equal are equal and the
+        axes its maxima and minima reduce are not empty (the last one assigns the condition),
+        or [] when it assumes nothing."""
         pairs = self.group.assumptions.pairs
-        if not pairs:
+        if not pairs and not self.nonempty:
             return []
         moved_targets = {s.target for s in self.group.moved if isinstance(s, Assign)}
         available = [a for a in self.group.external_reads if a not in moved_targets]
@@ -340,6 +346,14 @@ class _GroupWriter:
             condition = self.ctx.new_var("_same", Type("b1"), is_temp=True)
             extents.stmts.append(Assign(condition, "eq", list(bounds)))
             conditions.append(condition)
+        for dims in self.nonempty:
+            for dim in dims:
+                bound = extents.bound(dim)
+                if bound is None:
+                    raise _CannotWrite
+                condition = self.ctx.new_var("_nonempty", Type("b1"), is_temp=True)
+                extents.stmts.append(Assign(condition, "gt", [bound, const(0)]))
+                conditions.append(condition)
         check = conditions[0]
         for condition in conditions[1:]:
             both = self.ctx.new_var("_same", Type("b1"), is_temp=True)
@@ -348,10 +362,19 @@ class _GroupWriter:
         return extents.stmts
 
     def _shape_query(self, stmt):
-        """A moved ``dim``/``size`` of an array the loop computes: from the loop bounds."""
-        if not (isinstance(stmt, Assign) and stmt.prim in ("dim", "size") and stmt.args[0] in self.group.assigned):
+        """A moved ``dim``/``size`` of an array the loop computes or reduces into: from the
+        loop bounds."""
+        if not (isinstance(stmt, Assign) and stmt.prim in ("dim", "size")):
             return stmt
-        dims = self.group.domain  # the shape of every array the loop computes
+        array = stmt.args[0]
+        if array in self.group.assigned:
+            dims = self.group.domain  # the shape of every array the loop computes
+        elif array in self.group.reduced and array.type.ndim > 0:
+            result = next(role.result for member, role in self.group.members
+                          if role is not None and role.kind == "reduce" and member.target is array)
+            dims = [constant(1) if axis is None else self.group.domain[axis] for axis in result.axes]
+        else:
+            return stmt
         if stmt.prim == "dim":
             return Assign(stmt.target, "alias", [self._extent_count(dims[stmt.params["axis"]])], loc=stmt.loc)
         return Assign(stmt.target, "alias", [self._count(dims)], loc=stmt.loc)

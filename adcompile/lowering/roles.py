@@ -114,7 +114,8 @@ def _reduce_role(stmt, shapes, same_dim, views):
     if stmt.prim == "matmul" and all(is_array_var(a) and a.type.ndim == 1 and a.type.is_float for a in args):
         if _same_shape(shapes.of(args[0]), shapes.of(args[1]), same_dim):
             domain = shapes.of(args[0])
-            return Role("reduce", domain, [(a, Access.identity(1)) for a in args])
+            reads = [(a, Access.identity(1)) for a in args]
+            return Role("reduce", domain, reads, reads)
     return None
 
 
