@@ -22,7 +22,7 @@ from ..ir.primitives import Kind, has_kind
 from .loops import write_group
 from .assumptions import DimAssumptions
 from .roles import role_of
-from .views import drop_unread_views, find_views
+from .views import drop_unread_views, find_views, sink_views_into_fallbacks
 
 _SHAPE_QUERIES = ("dim", "size")
 # Allocations whose arguments are shapes only (and a fill value): cheap and safe to move earlier.
@@ -56,6 +56,7 @@ class FusionContext:
         self.index_vars = []
         self.fused_loops = 0
         self.views = find_views(fn, shapes, self.assigns, self.written_memory)  # read through their sources
+        self.fallbacks = set()  # ids of the Ifs running a loop behind its length check
 
     def new_var(self, base, type_, is_temp=False):
         return Var(self.namer.fresh(base), type_, is_temp=is_temp)
@@ -199,7 +200,11 @@ class Group:
 
     def guarded(self, check, fused):
         """The fused statements behind the run-time check of the group's assumptions."""
-        return check + [If(check[-1].target, fused, self.original)] if check else fused
+        if not check:
+            return fused
+        fallback = If(check[-1].target, fused, self.original)
+        self.ctx.fallbacks.add(id(fallback))
+        return check + [fallback]
 
 
 def _fuse_block(block, ctx):
@@ -248,5 +253,6 @@ def fuse_loops(fn, infer_shapes, parallel=False):
     fn = copy_function(fn)
     ctx = FusionContext(fn, infer_shapes(fn), parallel)
     fn.body = drop_unread_views(_fuse_block(fn.body, ctx), ctx.views, ctx.results)
+    sink_views_into_fallbacks(fn.body, ctx.views, ctx.fallbacks)
     return fn, ctx.fused_loops
 

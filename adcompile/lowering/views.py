@@ -5,15 +5,17 @@ inside a fused loop.
 ``broadcast_to_shape(v, like)`` (an axis reduction's adjoint) hold no element of their own:
 a loop reading such a view at a point reads its source at the point's indices on the source's
 axes (``x[i, k]``, and index 0 on a length-1 axis that broadcasts). ``find_views`` lists them;
-a fused statement reads the source directly, and ``drop_unread_views`` removes the views
-nothing reads after fusion (``broadcast_to_shape`` would otherwise still fill a new array).
+a fused statement reads the source directly, ``drop_unread_views`` removes the views nothing
+reads after fusion (``broadcast_to_shape`` would otherwise still fill a new array), and
+``sink_views_into_fallbacks`` moves a view that only the unfused statements behind a loop's
+length check read into that branch.
 
 A view is read through its source only when neither is assigned twice nor written in place:
 then the source still holds the view's elements wherever the view is read.
 """
 from dataclasses import dataclass
 
-from ..ir.nodes import Assign, Var, walk
+from ..ir.nodes import Assign, If, Var, walk
 from .domains import Access, is_array_var
 
 VIEW_PRIMS = ("getitem", "expand_axis", "broadcast_to_shape")
@@ -100,14 +102,44 @@ def read_through(views, atom, access):
 def drop_unread_views(body, views, results):
     """``body`` without the assignments of views that nothing reads (repeated, as views chain)."""
     while True:
-        reads = {}
-        for stmt in walk(body):
-            for atom in stmt.reads():
-                if isinstance(atom, Var):
-                    reads[atom] = reads.get(atom, 0) + 1
+        reads = _read_counts(body)
         unread = {v for v in views if not reads.get(v) and v not in results}
         if not _remove_assignments(body, unread):
             return body
+
+
+def sink_views_into_fallbacks(block, views, fallbacks):
+    """Move each view read only in the unfused branch (``orelse``) of one later ``If`` of
+    ``fallbacks`` (ids of the length checks fusion wrote) of its block to that branch's start,
+    in every block of ``block``."""
+    reads = _read_counts(block)
+    _sink(block, views, fallbacks, reads)
+    return block
+
+
+def _sink(block, views, fallbacks, reads):
+    for stmt in block:
+        for inner in stmt.blocks():
+            _sink(inner, views, fallbacks, reads)
+    for position in reversed(range(len(block))):
+        stmt = block[position]
+        if not (isinstance(stmt, Assign) and stmt.target in views):
+            continue
+        for later in block[position + 1:]:
+            if isinstance(later, If) and id(later) in fallbacks:
+                if _read_counts(later.orelse).get(stmt.target, 0) == reads.get(stmt.target, 0) > 0:
+                    del block[position]
+                    later.orelse.insert(0, stmt)
+                    break
+
+
+def _read_counts(block):
+    reads = {}
+    for stmt in walk(block):
+        for atom in stmt.reads():
+            if isinstance(atom, Var):
+                reads[atom] = reads.get(atom, 0) + 1
+    return reads
 
 
 def _remove_assignments(block, targets):
