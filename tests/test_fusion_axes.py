@@ -150,3 +150,17 @@ def test_numba_mixture_gradient():
     one = mu[:, :1].copy()  # the check fails: the unfused statements run in machine code too
     for got, want in zip(gradient(x, one), reference(x, one)):
         np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_parallel_rows_but_not_a_sum_over_rows():
+    z = RNG.standard_normal((5, 4))
+    compiled = adcompile.compile(logsumexp_rows, backend="python")
+    source, _, fused = lowered(compiled, z, parallel=True)
+    assert "numba.prange(" in source  # each row accumulates into its own s[i]
+    np.testing.assert_allclose(fused(z), compiled(z))
+    x, mu = RNG.standard_normal((6, 3)), RNG.standard_normal((4, 3))
+    gradient = adcompile.grad(adcompile.compile(mixture, backend="python"), wrt=1)
+    source, _, fused = lowered(gradient, x, mu, parallel=True)
+    row_sum = source[:source.index("[0, j, k] +=")]  # mu's adjoint sums over the rows i
+    assert "prange" not in row_sum[row_sum.rindex("if "):], source
+    np.testing.assert_allclose(fused(x, mu)[0], gradient(x, mu), rtol=1e-12)

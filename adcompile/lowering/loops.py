@@ -87,7 +87,9 @@ class _GroupWriter:
         scalar = self.scalars.get(var)
         shared = scalar is not None and any(a is scalar for v, a in self.env.items() if v is not var)
         if scalar is None or shared:
-            owns_name = (not self.group.assumptions.pairs and not self.nonempty and var not in self.live_out and self.ctx.assigns.get(var, 0) == self._assigned_here(var)
+            guarded = self.group.assumptions.pairs or self.nonempty  # the unfused branch assigns the name
+            owns_name = (not guarded and var not in self.live_out
+                         and self.ctx.assigns.get(var, 0) == self._assigned_here(var)
                          and var not in self.ctx.fn.params and scalar is None)
             name = var.name if owns_name else f"{var.name}_i"
             scalar = Var(name, Type(var.type.dtype), is_temp=var.is_temp) if owns_name else \
@@ -381,12 +383,15 @@ class _GroupWriter:
 
     def _independent(self):
         """Whether the outer loop's iterations touch disjoint elements: every accumulation
-        into an array at one access that follows the outer index; reductions are sums."""
+        into an array at one access that follows the outer index (a reduction along axes
+        keeps the outer one); reductions of everything are sums."""
         accesses = {}
         for stmt, role in self.group.members:
             if role is None:
                 continue
-            if role.kind == "reduce" and stmt.prim in _REDUCE_STEP:
+            if role.kind == "reduce" and role.result is not None:
+                accesses.setdefault(stmt.target, set()).add(role.result)
+            elif role.kind == "reduce" and stmt.prim in _REDUCE_STEP:
                 return False
             if role.kind == "accumulate":
                 array, access = role.reads[1]
