@@ -6,6 +6,8 @@ As in ``test_fusion.py``, the fused IR is generated as Python and run (fast to l
 and gradients are compared with the unfused function and with central differences, where the
 run-time length checks hold and where they fail (a length-1 axis broadcasting, empty axes).
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -164,3 +166,11 @@ def test_parallel_rows_but_not_a_sum_over_rows():
     row_sum = source[:source.index("[0, j, k] +=")]  # mu's adjoint sums over the rows i
     assert "prange" not in row_sum[row_sum.rindex("if "):], source
     np.testing.assert_allclose(fused(x, mu)[0], gradient(x, mu), rtol=1e-12)
+
+
+def test_an_array_read_only_for_its_shape_after_the_loop_is_not_written():
+    """``d * d`` is summed in the loop; the adjoint reads its shape, which ``d`` has too."""
+    x, mu = RNG.standard_normal((6, 3)), RNG.standard_normal((4, 3))
+    source, _ = check_gradient(mixture, (x, mu))
+    first_loop = source[source.index("for i in range("):source.index("else:")]
+    assert re.findall(r"(\w+)\[i, j, k\] = ", first_loop) == ["d"], source

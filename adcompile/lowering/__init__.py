@@ -3,7 +3,9 @@
 ``fuse_loops`` turns runs of statements over one iteration domain into explicit loop nests
 (``fusion.py``: grouping and dependences; ``roles.py``: what each statement becomes;
 ``domains.py``: loop bounds and indexing; ``assumptions.py``: lengths assumed equal behind a
-run-time check; ``loops.py``: writing the nest). ``pipeline.py`` applies it to the code
+run-time check; ``views.py``: arrays with inserted or broadcast axes read through their source;
+``shape_reads.py``: shape-only reads moved onto arrays in memory; ``loops.py``: writing the
+nest). ``pipeline.py`` applies it to the code
 emitted for numba.
 """
 from .fusion import fuse_loops

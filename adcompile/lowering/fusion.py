@@ -22,6 +22,7 @@ from ..ir.primitives import Kind, has_kind
 from .loops import write_group
 from .assumptions import DimAssumptions
 from .roles import role_of
+from .shape_reads import read_shapes_from_arrays_in_memory
 from .views import drop_unread_views, find_views, sink_views_into_fallbacks
 
 _SHAPE_QUERIES = ("dim", "size")
@@ -251,7 +252,9 @@ def fuse_loops(fn, infer_shapes, parallel=False):
     of loops written. ``infer_shapes(fn)`` gives the symbolic shapes (``ir/shapes.py``);
     ``parallel``: outer loops without a loop-carried dependence use ``prange``."""
     fn = copy_function(fn)
-    ctx = FusionContext(fn, infer_shapes(fn), parallel)
+    shapes = infer_shapes(fn)
+    read_shapes_from_arrays_in_memory(fn, shapes)
+    ctx = FusionContext(fn, shapes, parallel)
     fn.body = drop_unread_views(_fuse_block(fn.body, ctx), ctx.views, ctx.results)
     sink_views_into_fallbacks(fn.body, ctx.views, ctx.fallbacks)
     return fn, ctx.fused_loops
