@@ -126,6 +126,12 @@ def test_float32_reductions_accumulate_in_float64():
     np.testing.assert_allclose(g, gradient(z), rtol=1e-5, atol=1e-6)
     z64 = z.astype(np.float64)
     np.testing.assert_allclose(g, central_differences(lambda v: logsumexp_rows(v), z64), rtol=1e-4, atol=1e-4)
+    compiled = adcompile.compile(column_scales, backend="python")  # a mean along an axis
+    _, _, fused = lowered(compiled, z)
+    np.testing.assert_allclose(fused(z), compiled(z), rtol=1e-5)
+    _, _, fused = lowered(adcompile.grad(compiled), z)
+    assert fused(z)[0].dtype == np.float32
+    np.testing.assert_allclose(fused(z)[0], central_differences(column_scales, z64), rtol=1e-3, atol=1e-3)
 
 
 def test_second_order_through_row_reductions():

@@ -118,6 +118,8 @@ class Group:
         """Whether ``stmt`` (of ``role`` over this group's domain) may join the loop."""
         if any(isinstance(a, Var) and a in self.reduced for a in stmt.reads()):
             return False
+        if any(atom in self.reduced for atom, _ in role.reads):  # through a view
+            return False
         reads = role.reads[:1] if role.kind == "accumulate" else role.reads
         for atom, access in reads:
             if atom in self.assigned:
