@@ -48,7 +48,9 @@ class _GroupWriter:
         moved_targets = {s.target for s in group.moved if isinstance(s, Assign)}
         available = [a for a in group.external_reads if a not in moved_targets] + list(ctx.fn.params)
         self.extents = Extents(ctx.shapes, ctx.fn.params, available, ctx.new_var)
-        self.index = self._index_vars(len(group.domain))
+        # an axis of length 1 gets no loop: its index is 0
+        self.index = [const(0) if dim.constant == 1 else index
+                      for dim, index in zip(group.domain, self._index_vars(len(group.domain)))]
         self.env, self.scalars = {}, {}
         self.zeros = set()  # atoms standing for a fill with zero (x + zero is x)
         self.body, self.before, self.after = [], [], []
@@ -326,6 +328,8 @@ class _GroupWriter:
         moved = [self._shape_query(s) for s in self.group.moved]  # before reading extents.stmts
         loop = body
         for depth in reversed(range(len(bounds))):
+            if isinstance(self.index[depth], Const):
+                continue
             parallel = depth == 0 and self.ctx.parallel and self._independent()
             loop = [(ParallelFor if parallel else For)(self.index[depth], const(0), bounds[depth], const(1), loop)]
         return self.extents.stmts + moved + self.before + loop + self.after
