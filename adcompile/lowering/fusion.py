@@ -12,7 +12,12 @@ point by point in one loop:
   computes or writes and the loop does not read what it assigns; otherwise it ends the group.
 
 A group is written as a loop nest by ``loops.py``; one with a single array operation is left
-as it is (numba already runs one numpy expression in one pass).
+as it is (numba already runs one numpy expression in one pass). A group may start on lengths
+it assumes equal, as a statement may join on them. Views with inserted or broadcast axes
+(``views.py``) are read through their sources, so they move before the loop like allocations;
+those nothing reads afterwards are dropped, and those only the unfused branch of a length
+check reads move into it. Before grouping, shape-only reads go to arrays in memory anyway
+(``shape_reads.py``).
 """
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
