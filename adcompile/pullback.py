@@ -9,6 +9,8 @@ serve one call, and a second call runs the forward half again first.
 import numpy as np
 
 from .api import _check_against, _has_module, _Specialised
+from .backend.returned_tapes import tapes_for_numba
+from .backend.tiers import NUMBA
 from .derived_cache import compiled_function, derived_function
 from .module_dispatch import module_compiler
 from .pullback_split import split_pullback
@@ -111,7 +113,11 @@ class Pullback:
         else:
             if self.residuals is None:  # the last backward run consumed them
                 self.run_forward()
-            grads = self.backward_half.run(self.args, self.residuals + cotangents)
+            residuals = self.residuals
+            if self.derived.backend == NUMBA:
+                backward = self.split.backward
+                residuals = tapes_for_numba(residuals, backward.params[len(self.args):], backward)
+            grads = self.backward_half.run(self.args, residuals + cotangents)
             if self.split.consumes_residuals:
                 self.residuals = None
         by_position = dict(zip(self.wrt, grads))

@@ -752,3 +752,28 @@ def test_value_and_grad_agree_with_python_and_grad(fn, args):
                                rtol=1e-12)
     for g, h in zip(grads, adcompile.grad(compiled, wrt=wrt)(*fresh)):
         np.testing.assert_allclose(g, h, rtol=1e-12)
+
+
+def _rescaled_in_a_loop(x, n):
+    w = x.copy()
+    for _ in range(n):
+        w -= x / (1.0 + w[::-1] ** 2)
+    return w
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_numba_pullback_of_a_loop_that_may_not_run(n):
+    """The forward half returns the loop's tapes; empty ones (no trip) go back into numba."""
+    compiled = adcompile.compile(_rescaled_in_a_loop)  # numba
+    x = X5[:4].copy()
+    out, pullback = adcompile.vjp(compiled, x, n)
+    np.testing.assert_allclose(out, _rescaled_in_a_loop(x, n))
+    cotangent = np.array([1.0, -2.0, 0.5, 3.0])
+    (gx, _) = pullback(cotangent)
+    total = adcompile.compile(_weighted_rescaled, backend="python")
+    adcompile.gradcheck(total, [x, n, cotangent], wrt=0)
+    np.testing.assert_allclose(gx, adcompile.grad(total)(x, n, cotangent), rtol=1e-12)
+
+
+def _weighted_rescaled(x, n, weights):
+    return np.sum(_rescaled_in_a_loop(x, n) * weights)

@@ -310,11 +310,9 @@ def new_tape(like):
     """New empty tape (a list used as a stack) for values of ``like``'s type.
 
     ``like`` is a scalar (float, int, bool) or an array; only its type
-    matters.  In numba the element type is: the scalar's type, or a
-    C-contiguous array with ``like``'s dtype and ndim.  Push values with
-    :func:`push` (it makes arrays C-contiguous, which numba needs); pop with
-    ``tape.pop()``.  Appending an array with plain ``tape.append`` works in
-    numba only if its layout is statically C-contiguous.
+    matters.  In numba the element type is: the scalar's type, or an array
+    of ``like``'s dtype and ndim in any layout.  Push values with
+    :func:`push`; pop with ``tape.pop()``.
     """
     return []
 
@@ -322,10 +320,10 @@ def new_tape(like):
 def push(tape, v):
     """Push ``v`` onto a tape made by :func:`new_tape`; returns None.
 
-    Scalars are appended as they are.  Arrays are appended as-is in plain
-    Python; in numba they are appended as ``np.ascontiguousarray(v)`` (a copy
-    only when ``v`` is not contiguous).  Neither backend guarantees a snapshot:
-    if ``v`` is mutated in place later, push a copy.
+    Values go on the tape as they are, views included, on both backends: the
+    reverse sweep relies on it (it restores a view's base before it reads
+    the view).  This is not a snapshot: if ``v`` is mutated in place later
+    and not restored, push a copy.
     """
     tape.append(v)
 

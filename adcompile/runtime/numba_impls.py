@@ -688,7 +688,9 @@ def _ol_new_tape(like):
         shape0 = (0,) * like.ndim
 
         def impl_array(like):
-            tape = [np.empty(shape0, dt)]
+            # any layout (a reversed slice step gives numba's 'A'), so that a view goes on
+            # the tape as the view, as in Python: the backward sweep restores its base
+            tape = [np.empty(shape0, dt)[::-1]]
             tape.pop()
             return tape
 
@@ -706,13 +708,6 @@ def _ol_new_tape(like):
 
 @overload(helpers.push, jit_options=_OPTS)
 def _ol_push(tape, v):
-    if _is_array(v):
-
-        def impl_array(tape, v):
-            tape.append(np.ascontiguousarray(v))
-
-        return impl_array
-
     def impl(tape, v):
         tape.append(v)
 
