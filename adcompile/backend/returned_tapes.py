@@ -18,7 +18,7 @@ def tapes_for_numba(values, params, fn_ir):
     take back replaced by a typed List of the element type ``fn_ir`` pops from it."""
     if not any(isinstance(value, list) and (not value or isinstance(value[0], np.ndarray)) for value in values):
         return values
-    from numba import from_dtype, typed, types  # numba only: the Python backend takes any list
+    from numba import from_dtype, typed, types  # lazy: numba only; the Python backend takes any list
     popped = {stmt.tape: stmt.target.type for stmt in walk(fn_ir.body) if isinstance(stmt, Pop)}
     result = []
     for value, param in zip(values, params):
