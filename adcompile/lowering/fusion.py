@@ -160,8 +160,10 @@ class Group:
         value_args = args
         if stmt.prim in _MOVABLE_ALLOCATIONS:
             value_args = args[-1:] if stmt.prim == "full" else []
-        elif target.type.ndim > 0 or has_kind(stmt.prim, Kind.NEVER_MERGED):
-            return False
+        elif self.ctx.names_written_memory(stmt):
+            return False  # a name for memory written in place stays where it is
+        # an array computation on values the loop does not touch runs before it, so that the
+        # loop may go on past it (``dx * 0.5`` between two runs over ``A.shape[0]``)
         return not any(self._roots(a) & self.written_roots for a in value_args)
 
     def move(self, stmt):
