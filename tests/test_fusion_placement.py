@@ -5,6 +5,7 @@ import re
 from collections import Counter
 
 import numpy as np
+import pytest
 
 import adcompile
 from adcompile.backend.loader import load
@@ -94,3 +95,24 @@ def test_only_names_after_a_versioned_name_are_respelled():
                 Assign(dt_2_1, "neg", [dt_2]), Assign(t_1, "neg", [dt])]
     # dt is assigned twice: dt_2 is written dt2 (and dt_2_1 then follows no name); t once: t_1 stays
     assert written_names(Fn) == {"dt_2": "dt2"}
+
+
+def test_a_repeated_hvp_call_takes_the_quick_path_and_still_checks_its_tangent():
+    """``hvp(f, (x,), (v,))`` in a loop finds its product in one lookup after the first call
+    (``derivatives._quick_hvp``); tangents it does not take as they are still go the general
+    way: converted, or refused with the general error."""
+    A = RNG.standard_normal((6, 3))
+
+    def objective(x):
+        return np.sum(np.log(1 + np.exp(A @ x))) + 0.5 * x @ x
+    f = adcompile.compile(objective, backend="python")
+    x, v = RNG.standard_normal(3), RNG.standard_normal(3)
+    s = 1 / (1 + np.exp(-(A @ x)))
+    expected = A.T @ (s * (1 - s) * (A @ v)) + v
+    first = adcompile.hvp(f, (x,), (v,))
+    assert adcompile.derivatives._quick_hvp(f, (x,), (v,)) is not None
+    np.testing.assert_allclose(first, expected, rtol=1e-12)
+    np.testing.assert_allclose(adcompile.hvp(f, (x,), (2 * v,)), 2 * expected, rtol=1e-12)
+    np.testing.assert_allclose(adcompile.hvp(f, (x,), (v.astype(np.float32),)), expected, rtol=1e-6)
+    with pytest.raises(adcompile.errors.CallError, match="tangent for 'x' has shape"):
+        adcompile.hvp(f, (x,), (np.ones(4),))
