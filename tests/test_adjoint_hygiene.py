@@ -245,3 +245,35 @@ def test_a_contribution_computed_in_the_loop_body_becomes_the_adjoint():
     fn, loop = loop_accumulating(compute_inside=True)
     assert assign_first_contributions(fn)
     assert [(s.target.name, s.prim, s.inplace) for s in loop.body] == [("b", "sin", False), ("b", "add", True)]
+
+
+def half_square(x):
+    return np.sum(np.sin(x)) + 0.5 * x @ x
+
+
+def test_a_copied_contribution_added_to_next_is_one_sum():
+    """``0.5 * x @ x`` contributes ``0.5 * x`` (the user's) and ``x * 0.5`` (a rule's): one
+    common subexpression, and the copy of the first contribution plus the second is one sum
+    (``passes/copy_then_add.py``)."""
+    x = np.array([0.3, -1.2, 2.0])
+    source = grad_source(half_square, x)
+    code = [line for line in source.splitlines() if not line.lstrip().startswith("#")]
+    assert ".copy()" not in source and sum("0.5" in line for line in code) == 1, source
+    np.testing.assert_allclose(adcompile.grad(python(half_square))(x), x + np.cos(x), rtol=1e-14)
+
+
+def copy_then_broadcasting_add(a, b):
+    y = a.copy()
+    y += b
+    return np.sum(y * y)
+
+
+def test_a_copy_is_not_summed_with_a_value_that_would_broadcast_it():
+    """``y += b`` never changes y's shape (numpy refuses b of shape (3,) into y of (3, 1));
+    ``y = a + b`` would broadcast to (3, 3), so the copy stays and the error stays."""
+    f = python(copy_then_broadcasting_add)
+    a, b = np.ones((3, 1)), np.ones(3)
+    with pytest.raises(Exception, match="broadcast"):
+        adcompile.grad(f)(a, b)
+    a, b = np.array([[1.0], [2.0]]), np.array([[0.5]])
+    np.testing.assert_allclose(adcompile.grad(f)(a, b), 2 * (a + b), rtol=1e-14)
