@@ -253,12 +253,13 @@ def half_square(x):
 
 def test_a_copied_contribution_added_to_next_is_one_sum():
     """``0.5 * x @ x`` contributes ``0.5 * x`` (the user's) and ``x * 0.5`` (a rule's): one
-    common subexpression, and the copy of the first contribution plus the second is one sum
-    (``passes/copy_then_add.py``)."""
+    common subexpression; the copy of the first contribution plus the second is one sum
+    (``passes/copy_then_add.py``), here ``(0.5 * x) * 2.0``, which simplification folds to
+    ``x * 1.0``: a copy of x, as the gradient is x."""
     x = np.array([0.3, -1.2, 2.0])
     source = grad_source(half_square, x)
-    code = [line for line in source.splitlines() if not line.lstrip().startswith("#")]
-    assert ".copy()" not in source and sum("0.5" in line for line in code) == 1, source
+    code = [line.strip() for line in source.splitlines() if not line.lstrip().startswith("#")]
+    assert "bx = x.copy()" in code and not any("0.5" in line for line in code), source
     np.testing.assert_allclose(adcompile.grad(python(half_square))(x), x + np.cos(x), rtol=1e-14)
 
 

@@ -3,14 +3,15 @@
     dbx = dt_5.copy()                    dbx = dt_5 + dt_8
     dbx += dt_8                  ->
 
-(one pass over memory and one new array instead of two passes). The first contribution of an
+(one pass over memory and one new array instead of two passes; ``a`` added to its own copy
+is ``a * 2.0``). The first contribution of an
 accumulator is copied when the value is not the accumulator's own (``first_contribution.py``),
 and the next contribution often follows at once (``0.5 * x @ x`` contributes ``0.5 * x``
 twice). The sum is a new array owned by the accumulator, as the copy was. It needs the added
 value to have the copy's type and, by the symbolic shapes, its shape (``y += b`` may
 broadcast ``b``; ``y = a + b`` would broadcast ``a`` as well).
 """
-from ..ir.nodes import Assign, Comment, Var, walk
+from ..ir.nodes import Assign, Comment, Var, const, walk
 from ..ir.shapes import infer_shapes
 
 
@@ -42,7 +43,10 @@ def _fold_block(block, shapes):
     for k, j in reversed(_candidates(block)):
         copy, added = block[k], block[j]
         if shapes().same(copy.args[0], added.args[1]):
-            block[k] = Assign(copy.target, "add", [copy.args[0], added.args[1]], loc=copy.loc)
+            value, other = copy.args[0], added.args[1]
+            # a + a is exactly 2 * a, which simplification can fold into a scaling that made a
+            block[k] = (Assign(copy.target, "mul", [value, const(2.0)], loc=copy.loc) if value is other
+                        else Assign(copy.target, "add", [value, other], loc=copy.loc))
             del block[j]
             changed = True
     return changed

@@ -25,6 +25,7 @@ rounding of the products changes otherwise (they are associated differently).
 from ..ir.builder import Builder
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Const, Var, const, vars_read, walk
+from ..ir.primitives.batching_rules import with_unit_batch_axis
 from ..ir.types import Type
 
 _SCALINGS = ("mul", "mul_nz", "div", "div_nz")  # batched value first, coefficient second (mul: either)
@@ -48,15 +49,35 @@ def _unsafe(fn):
     return changing | {var for var, var_roots in roots.items() if var_roots & changing}
 
 
+_ALL = ("slice", None, None, None)
+
+
+def _unit_axis_views(fn, unsafe):
+    """``{v: u}`` for the views ``v = u[..., None]`` the batching gives member-independent
+    arrays: a coefficient is computed on ``u`` (m values, not an (m, 1) array expression)."""
+    views = {}
+    for stmt in walk(fn.body):
+        if (isinstance(stmt, Assign) and stmt.prim == "getitem" and isinstance(stmt.args[0], Var)
+                and stmt.target not in unsafe and stmt.args[0] not in unsafe):
+            items = list(stmt.params.get("items", ()))
+            if items == [_ALL] * stmt.args[0].type.ndim + [("none",)] and len(stmt.args) == 1:
+                views[stmt.target] = stmt.args[0]
+    return views
+
+
 class _Chains:
+    """A coefficient is (atom or None for 1, expanded): ``expanded`` True when the coefficient
+    is ``atom[..., None]``, False when it is ``atom``, None when either (a scalar)."""
+
     def __init__(self, fn, batched, namer):
         self.batched, self.namer = batched, namer
         self.unsafe = _unsafe(fn)
-        self.products = []  # the statements assigning a base times its coefficient
+        self.views = _unit_axis_views(fn, self.unsafe)
+        self.products = []  # (statement assigning a base times its coefficient, the coefficient)
 
     def block(self, block):
         out = []
-        scaled = {}  # batched Var -> (base, coefficient or None for 1, steps from the base)
+        scaled = {}  # batched Var -> (base, coefficient, steps from the base)
         assigned_here = {stmt.target for stmt in block if isinstance(stmt, Assign)}
         seen = set()
         for stmt in block:
@@ -66,19 +87,26 @@ class _Chains:
             if isinstance(stmt, Assign):
                 bases = {a for a in stmt.args if isinstance(a, Var) and (a in seen or a not in assigned_here)}
                 chain = self.link(stmt, scaled, bases, Builder(self.namer, out, stmt.loc))
-            if isinstance(stmt, Assign):
                 seen.add(stmt.target)
             if chain is None:
                 out.append(stmt)
                 continue
             scaled[stmt.target] = chain
-            base, coefficient, steps = chain
+            base, (coefficient, expanded), steps = chain
             if steps < 2:
                 out.append(stmt)
                 continue
-            out.append(Assign(stmt.target, "mul_nz", [base, coefficient], loc=stmt.loc))
-            self.products.append(out[-1])
+            b = Builder(self.namer, out, stmt.loc)
+            factor = with_unit_batch_axis(b, coefficient) if expanded else coefficient
+            out.append(Assign(stmt.target, "mul_nz", [base, factor], loc=stmt.loc))
+            self.products.append((out[-1], coefficient))
         return out
+
+    def coefficient(self, atom):
+        """The coefficient that the member-independent argument ``atom`` is."""
+        if atom in self.views:
+            return self.views[atom], True
+        return atom, None if isinstance(atom, Const) or not atom.type.ndim else False
 
     def constant(self, atom):
         """Whether ``atom`` is the same for every member (a float, not batched)."""
@@ -89,7 +117,19 @@ class _Chains:
         if atom in scaled:
             return scaled[atom]
         usable = isinstance(atom, Var) and atom in self.batched and atom not in self.unsafe and atom in bases
-        return (atom, None, 0) if usable else None
+        return (atom, (None, None), 0) if usable else None
+
+    @staticmethod
+    def combine(b, operation, first, second, one):
+        """``operation`` of two coefficients; one of an (m, 1) and an (m,) form is expanded."""
+        (p, p_expanded), (q, q_expanded) = first, second
+        if None not in (p_expanded, q_expanded) and p_expanded != q_expanded:
+            if p_expanded:
+                p, p_expanded = with_unit_batch_axis(b, p), False
+            else:
+                q, q_expanded = with_unit_batch_axis(b, q), False
+        value = operation(one if p is None else p, one if q is None else q)
+        return value, p_expanded if p_expanded is not None else q_expanded
 
     def link(self, stmt, scaled, bases, b):
         """(base, coefficient, steps) of ``stmt``'s target as a scaling of a batched value
@@ -101,23 +141,22 @@ class _Chains:
         one = const(1.0, Type(target.type.dtype))
         links = [self.scale_of(a, scaled, bases) for a in args]
         if stmt.prim in ("copy", "neg") and links[0] is not None:
-            base, coefficient, steps = links[0]
+            base, (coefficient, expanded), steps = links[0]
             if stmt.prim == "copy":
                 return links[0]
-            return base, b.neg(one if coefficient is None else coefficient), steps + 1
+            return base, (b.neg(one if coefficient is None else coefficient), expanded), steps + 1
         if stmt.prim in _SCALINGS and links[0] is not None and self.constant(args[1]):
             base, coefficient, steps = links[0]
-            if coefficient is None and stmt.prim in ("mul", "mul_nz"):
-                return base, args[1], steps + 1
+            if coefficient[0] is None and stmt.prim in ("mul", "mul_nz"):
+                return base, self.coefficient(args[1]), steps + 1
             scaling = b.mul if stmt.prim == "mul" else (lambda p, q: b.call(stmt.prim, p, q))
-            return base, scaling(one if coefficient is None else coefficient, args[1]), steps + 1
+            return base, self.combine(b, scaling, coefficient, self.coefficient(args[1]), one), steps + 1
         if stmt.prim == "mul" and links[1] is not None and self.constant(args[0]):
             base, coefficient, steps = links[1]
-            return base, args[0] if coefficient is None else b.mul(args[0], coefficient), steps + 1
+            return base, self.combine(b, b.mul, self.coefficient(args[0]), coefficient, one), steps + 1
         if stmt.prim in _SUMS and None not in links and links[0][0] is links[1][0]:
             (base, first, steps_first), (_, second, steps_second) = links
-            coefficients = [one if c is None else c for c in (first, second)]
-            total = b.add(*coefficients) if stmt.prim == "add" else b.sub(*coefficients)
+            total = self.combine(b, b.add if stmt.prim == "add" else b.sub, first, second, one)
             return base, total, max(steps_first, steps_second) + 1
         return None
 
@@ -127,8 +166,7 @@ def factor_batched_scalings(fn, batched, namer):
     chains = _Chains(fn, batched, namer)
     fn.body = chains.block(fn.body)
     read = set(vars_read(fn.body)) | {atom for atom in fn.results if isinstance(atom, Var)}
-    for product in chains.products:
-        coefficient = product.args[1]
+    for product, coefficient in chains.products:
         if product.target in read and isinstance(coefficient, Var) and coefficient.is_temp:
             # its own line: inlined into the product, it would be computed for every member
             coefficient.name, coefficient.is_temp = namer.fresh(product.target.name + "_scale"), False
