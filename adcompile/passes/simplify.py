@@ -64,7 +64,7 @@ def _rewrite(stmt, definitions, stable):
     if prim == "mul":
         for inner_arg, scale in ((args[0], args[1]), (args[1], args[0])):
             inner = definitions.get(inner_arg) if isinstance(inner_arg, Var) else None
-            if inner is not None and inner.prim == "mul" and _power_of_two(scale):
+            if inner is not None and inner.prim == "mul" and _power_of_two(scale) and out_type.is_float:
                 for x, c in ((inner.args[0], inner.args[1]), (inner.args[1], inner.args[0])):
                     if _number(c) and isinstance(x, Var) and x.type == out_type and stable(x):
                         return "mul", [x, const(float(c.value) * scale.value)]
