@@ -116,3 +116,15 @@ def test_a_repeated_hvp_call_takes_the_quick_path_and_still_checks_its_tangent()
     np.testing.assert_allclose(adcompile.hvp(f, (x,), (v.astype(np.float32),)), expected, rtol=1e-6)
     with pytest.raises(adcompile.errors.CallError, match="tangent for 'x' has shape"):
         adcompile.hvp(f, (x,), (np.ones(4),))
+
+
+def test_a_name_for_an_array_does_not_keep_another_domain_from_its_loop():
+    """In the batched Hessian, ``dt = A`` (a name, over A's shape) comes first; the curvature
+    over ``A.shape[0]`` after it forms its own loop, instead of being moved before a group
+    that never becomes a loop."""
+    compiled = adcompile.compile(softplus_objective, backend="python")
+    x, A = RNG.standard_normal(4), RNG.standard_normal((7, 4))
+    source, loops, fused = lowered(adcompile.hessian(compiled), x, A)
+    assert loops == 1 and source.count("for i in range(") == 1 and "for j in" not in source, source
+    s = 1 / (1 + np.exp(-(A @ x)))
+    np.testing.assert_allclose(fused(x, A), A.T @ ((s * (1 - s))[:, None] * A) + np.eye(4), rtol=1e-12)

@@ -166,6 +166,14 @@ class Group:
         # loop may go on past it (``dx * 0.5`` between two runs over ``A.shape[0]``)
         return not any(self._roots(a) & self.written_roots for a in value_args)
 
+    def computes(self):
+        """Whether the group computes anything yet: a group of names for arrays only
+        (``dt = A``) does not move statements of another domain before itself, so that they
+        can form a loop of their own (the Hessian's coefficient over ``A.shape[0]`` after
+        ``dt = A`` over ``A``'s shape)."""
+        return any(role is not None and not (role.kind == "pass" and stmt.prim == "alias")
+                   for stmt, role in self.members)
+
     def move(self, stmt):
         self.original.extend(self.trailing_comments)
         self.moved.extend(self.trailing_comments)
@@ -209,7 +217,7 @@ def _fuse_block(block, ctx):
                 group.assumptions.adopt(assumptions)
                 group.add(stmt, joining)
                 continue
-            if joining is None and group.can_move(stmt):
+            if joining is None and group.computes() and group.can_move(stmt):
                 group.move(stmt)
                 continue
             out.extend(group.finish())
