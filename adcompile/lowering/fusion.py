@@ -8,8 +8,10 @@ point by point in one loop:
 - an array written in the loop (``bx[:-1] += e``) may not be read in it, nor written after an
   earlier statement of the group read it (nor anything sharing its memory);
 - a statement with no role over the domain (a scalar computation, an allocation, a shape
-  query, another domain's allocation) is moved before the loop when it reads nothing the loop
-  computes or writes and the loop does not read what it assigns; otherwise it ends the group.
+  query, an array computation over another domain) is moved before the loop when it reads
+  nothing the loop computes or writes and the loop does not read what it assigns, and the
+  group computes something already (a group of names, ``dt = A``, is left for it to start its
+  own); otherwise it ends the group.
 
 A group is written as a loop nest by ``loops.py``; one with a single array operation is left
 as it is (numba already runs one numpy expression in one pass).
