@@ -20,8 +20,8 @@ def _as_tuple(value):
 
 
 def _tangent_like(t, x, name):
-    if type(t) is np.ndarray and type(x) is np.ndarray and t.dtype == x.dtype and t.shape == x.shape \
-            and x.dtype.kind == "f":
+    if type(t) is np.ndarray and type(x) is np.ndarray and t.shape == x.shape and x.dtype.kind == "f" \
+            and (t.dtype is x.dtype or t.dtype == x.dtype):
         return t  # already what the generated code takes: the common case, kept cheap
     t = np.asarray(t, dtype=np.result_type(x, np.float32)) if isinstance(x, np.ndarray) else float(t)
     if np.shape(t) != np.shape(x):
@@ -32,8 +32,12 @@ def _tangent_like(t, x, name):
 
 def _tangents_of(primals, tangents, names):
     """(indices of the differentiated arguments, their tangents as the generated code takes them)."""
-    wrt = tuple(k for k, t in enumerate(tangents) if t is not None)
-    return wrt, tuple(_tangent_like(tangents[k], primals[k], names[k]) for k in wrt)
+    wrt, taken = [], []
+    for k, t in enumerate(tangents):  # a loop, not generators: hvp is called in loops
+        if t is not None:
+            wrt.append(k)
+            taken.append(_tangent_like(t, primals[k], names[k]))
+    return tuple(wrt), tuple(taken)
 
 
 def _bind_primals(compiled, primals, tangents, what):
@@ -101,6 +105,9 @@ def hvp(f, primals, tangents):
     array([6., 0.])
     """
     compiled = compiled_function(f)
+    quick = _quick_hvp(compiled, primals, tangents)
+    if quick is not None:
+        return quick
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "hvp")
     if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
         return module_compiler().hvp(compiled, primals, tangents)
@@ -108,7 +115,24 @@ def hvp(f, primals, tangents):
     # the tangents of the gradient, without the gradient itself
     product = derived_function(derived_function(compiled, "grad", wrt), "jvp", wrt, tangents_only=True)
     result = product.call_with_extra(primals, extra)
+    compiled.__dict__.setdefault("_hvp_products", {})[wrt] = product
     return result[0] if len(wrt) == 1 else tuple(result)
+
+
+def _quick_hvp(compiled, primals, tangents):
+    """``hvp`` of the call an optimiser makes in a loop -- one array argument and its tangent,
+    of its shape and dtype, with its product computed before -- in fewer steps (each step of
+    the general path costs a fraction of a microsecond, the product itself a few); None
+    for any other call."""
+    if not (type(primals) is tuple and type(tangents) is tuple and len(primals) == 1 and len(tangents) == 1
+            and len(compiled.param_names) == 1):
+        return None
+    x, t = primals[0], tangents[0]
+    product = getattr(compiled, "_hvp_products", {}).get((0,))
+    if (product is None or type(x) is not np.ndarray or type(t) is not np.ndarray or t.shape != x.shape
+            or t.dtype is not x.dtype or x.dtype.kind != "f"):
+        return None
+    return product.run(primals, tangents)[0]
 
 
 def hessian(f, wrt=0):

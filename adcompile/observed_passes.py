@@ -7,6 +7,7 @@ the passes one at a time and reports each result that changed something.
 import contextlib
 import contextvars
 
+from .passes.copy_then_add import fold_copies_then_adds
 from .passes.cse import eliminate_common_subexpressions
 from .passes.dce import eliminate_dead_code
 from .passes.first_contribution import assign_first_contributions
@@ -17,11 +18,12 @@ from .passes.static_shapes import use_static_shapes
 _observer = contextvars.ContextVar("adcompile_ir_observer", default=None)
 
 # The passes of passes.pipeline.optimize, in its order (tests check that both agree): the
-# clean-up passes to a fixpoint, then first contributions, then the clean-up passes again.
+# clean-up passes to a fixpoint, then first contributions and copies then adds, then the
+# clean-up passes again.
 CLEAN_UP = (("simplify", simplify), ("static shapes", use_static_shapes),
             ("common subexpressions", eliminate_common_subexpressions), ("dead code", eliminate_dead_code))
-FINAL = ("first contributions", assign_first_contributions)
-PASSES = CLEAN_UP + (FINAL,)
+FINAL = (("first contributions", assign_first_contributions), ("copies then adds", fold_copies_then_adds))
+PASSES = CLEAN_UP + FINAL
 ROUNDS = 4
 
 
@@ -43,8 +45,12 @@ def optimize_observed(fn, name):
         return optimize(fn, rounds=ROUNDS)
     observe(f"{name}: transformed", fn)
     _clean_up_observed(fn, name, observe, "")
-    if FINAL[1](fn):
-        observe(f"{name}: {FINAL[0]}", fn)
+    changed = False
+    for pass_name, run_pass in FINAL:
+        if run_pass(fn):
+            changed = True
+            observe(f"{name}: {pass_name}", fn)
+    if changed:
         _clean_up_observed(fn, name, observe, "after first contributions, ")
     return fn
 

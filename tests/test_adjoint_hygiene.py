@@ -245,3 +245,54 @@ def test_a_contribution_computed_in_the_loop_body_becomes_the_adjoint():
     fn, loop = loop_accumulating(compute_inside=True)
     assert assign_first_contributions(fn)
     assert [(s.target.name, s.prim, s.inplace) for s in loop.body] == [("b", "sin", False), ("b", "add", True)]
+
+
+def half_square(x):
+    return np.sum(np.sin(x)) + 0.5 * x @ x
+
+
+def test_a_copied_contribution_added_to_next_is_one_sum():
+    """``0.5 * x @ x`` contributes ``0.5 * x`` (the user's) and ``x * 0.5`` (a rule's): one
+    common subexpression; the copy of the first contribution plus the second is one sum
+    (``passes/copy_then_add.py``), here ``(0.5 * x) * 2.0``, which simplification folds to
+    ``x * 1.0``: a copy of x, as the gradient is x."""
+    x = np.array([0.3, -1.2, 2.0])
+    source = grad_source(half_square, x)
+    code = [line.strip() for line in source.splitlines() if not line.lstrip().startswith("#")]
+    assert "bx = x.copy()" in code and not any("0.5" in line for line in code), source
+    np.testing.assert_allclose(adcompile.grad(python(half_square))(x), x + np.cos(x), rtol=1e-14)
+
+
+def copy_then_broadcasting_add(a, b):
+    y = a.copy()
+    y += b
+    return np.sum(y * y)
+
+
+def test_a_copy_is_not_summed_with_a_value_that_would_broadcast_it():
+    """``y += b`` never changes y's shape (numpy refuses b of shape (3,) into y of (3, 1));
+    ``y = a + b`` would broadcast to (3, 3), so the copy stays and the error stays."""
+    f = python(copy_then_broadcasting_add)
+    a, b = np.ones((3, 1)), np.ones(3)
+    with pytest.raises(Exception, match="broadcast"):
+        adcompile.grad(f)(a, b)
+    a, b = np.array([[1.0], [2.0]]), np.array([[0.5]])
+    np.testing.assert_allclose(adcompile.grad(f)(a, b), 2 * (a + b), rtol=1e-14)
+
+
+def test_a_scaling_by_a_power_of_two_folds_into_the_scaling_before_it():
+    """``(x * 0.3) * 4.0`` is exactly ``x * 1.2`` rounded as ``x * 0.3`` is, doubled twice;
+    ``(x * 0.3) * 3.0`` is not, and integer products keep their type."""
+    from adcompile.passes.simplify import simplify
+    vector, integers = Type("f8", 1), Type("i8", 1)
+    x, k = Var("x", vector), Var("k", integers)
+    scaled, by_four, by_three = (Var(name, vector, is_temp=True) for name in ("_t", "_t_1", "_t_2"))
+    k_scaled, k_by_two = Var("_t_3", integers, is_temp=True), Var("_t_4", integers, is_temp=True)
+    body = [Assign(scaled, "mul", [x, const(0.3)]), Assign(by_four, "mul", [const(4.0), scaled]),
+            Assign(by_three, "mul", [scaled, const(3.0)]), Assign(k_scaled, "mul", [k, const(3)]),
+            Assign(k_by_two, "mul", [k_scaled, const(2)])]
+    simplify(Function("f", [x, k], body, [by_four, by_three, k_by_two], True, None))
+    assert (body[1].args[0], body[1].args[1].value) == (x, 0.3 * 4.0)
+    assert body[2].args[0] is scaled and body[4].args[0] is k_scaled
+    values = np.array([0.1, -7.3, 1e300])
+    assert np.array_equal((values * 0.3) * 4.0, values * (0.3 * 4.0))

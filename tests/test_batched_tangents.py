@@ -311,3 +311,31 @@ def test_the_product_with_the_identity_tangents_is_skipped():
     fn, x = HESSIAN_CASES["softplus objective (matmul)"]
     hessian = adcompile.hessian(adcompile.compile(fn, backend="python"))
     assert adcompile.source(hessian, x).count("rt.matmul(") == 2
+
+
+def test_the_softplus_hessian_scales_its_tangent_once():
+    """The tangent chain ``dt * c1 / c2 * c3 ...`` of the Hessian is one product of ``dt`` and a
+    coefficient computed on the (m, 1) arrays (``transforms/batched_scaling.py``)."""
+    f = adcompile.compile(softplus_objective, backend="python")
+    x = RNG.standard_normal(4)
+    text = adcompile.source(adcompile.hessian(f), x)
+    assert text.count("rt.mul_nz(dt, ") == 1 and "_scale = " in text, text
+    s = 1 / (1 + np.exp(-(A @ x)))
+    np.testing.assert_allclose(adcompile.hessian(f)(x), A.T @ ((s * (1 - s))[:, None] * A) + np.eye(4), rtol=1e-12)
+
+
+def test_a_zero_tangent_member_stays_zero_where_a_coefficient_is_infinite():
+    """sqrt at 0 has an infinite derivative. f is a sum over elements, so its Hessian is
+    diagonal: the columns whose tangent is zero on that element get exactly zero from it
+    (``mul_nz``; the column-by-column hvp meets ``0 * inf`` there), the others agree with
+    the hvp."""
+    def root_objective(x):
+        return np.sum(np.sqrt(x * x + x))
+    f = adcompile.compile(root_objective, backend="python")
+    x = np.array([0.0, 1.0, 2.0])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hessian = adcompile.hessian(f)(x)
+        columns = np.array([adcompile.hvp(f, (x,), (e,)) for e in np.eye(3)])
+    np.testing.assert_array_equal(hessian[~np.eye(3, dtype=bool)], 0.0)
+    assert not np.isfinite(hessian[0, 0])
+    np.testing.assert_allclose(np.diag(hessian)[1:], np.diag(columns)[1:], rtol=1e-12)

@@ -273,22 +273,3 @@ def test_lengths_of_different_arguments_are_assumed_equal_behind_a_check():
     one = np.array([1.0])  # broadcast from length 1: the check fails, the unfused statements run
     assert np.allclose(fused(w, X, one)[0], gradient(w, X, one), rtol=1e-12)
 
-
-def softplus_objective(x, A):
-    return np.sum(np.log(1 + np.exp(A @ x))) + 0.5 * x @ x
-
-
-def test_a_statement_over_another_length_is_not_assumed_into_a_loop():
-    """In the hvp, ``dx * 0.5`` (length x.shape[0]) follows a run over A.shape[0]: no length
-    of x is assumed equal to A's to take it into that loop (the run-time check would always
-    fail and the fused loop never run)."""
-    compiled = adcompile.compile(softplus_objective, backend="python")
-    x, A, v = RNG.standard_normal(4), RNG.standard_normal((7, 4)), RNG.standard_normal(4)
-    product = adcompile.api.DerivedFunction(adcompile.grad(compiled), "jvp", (0,), tangents_only=True)
-    source, loops, fused = lowered(product, x, A, v, extra=1)
-    assert loops >= 1 and "if " not in source, source
-    expected = adcompile.hvp(compiled, (x, A), (v, None))
-    np.testing.assert_allclose(fused(x, A, v)[0], expected, rtol=1e-12)
-    hessian = np.array([adcompile.hvp(compiled, (x, A), (e, None)) for e in np.eye(4)])
-    np.testing.assert_allclose(hessian, A.T @ np.diag(np.exp(A @ x) / (1 + np.exp(A @ x)) ** 2) @ A + np.eye(4),
-                               rtol=1e-10)

@@ -8,8 +8,10 @@ point by point in one loop:
 - an array written in the loop (``bx[:-1] += e``) may not be read in it, nor written after an
   earlier statement of the group read it (nor anything sharing its memory);
 - a statement with no role over the domain (a scalar computation, an allocation, a shape
-  query, another domain's allocation) is moved before the loop when it reads nothing the loop
-  computes or writes and the loop does not read what it assigns; otherwise it ends the group.
+  query, an array computation over another domain) is moved before the loop when it reads
+  nothing the loop computes or writes and the loop does not read what it assigns, and the
+  group computes something already (a group of names, ``dt = A``, is left for it to start its
+  own); otherwise it ends the group.
 
 A group is written as a loop nest by ``loops.py``; one with a single array operation is left
 as it is (numba already runs one numpy expression in one pass). A group may start on lengths
@@ -23,7 +25,6 @@ from ..ir.builder import Namer
 from ..ir.clone import copy_function
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import AccumItem, Assign, Comment, If, SetItem, Var, walk
-from ..ir.primitives import Kind, has_kind
 from .loops import write_group
 from .assumptions import DimAssumptions
 from .roles import role_of
@@ -185,9 +186,19 @@ class Group:
             value_args = args[-1:] if stmt.prim == "full" else []
         elif target in self.ctx.views:  # no work of its own: the loop reads its source
             value_args = args
-        elif target.type.ndim > 0 or has_kind(stmt.prim, Kind.NEVER_MERGED):
-            return False
+        elif self.ctx.names_written_memory(stmt):
+            return False  # a name for memory written in place stays where it is
+        # an array computation on values the loop does not touch runs before it, so that the
+        # loop may go on past it (``dx * 0.5`` between two runs over ``A.shape[0]``)
         return not any(self._roots(a) & self.written_roots for a in value_args)
+
+    def computes(self):
+        """Whether the group computes anything yet: a group of names for arrays only
+        (``dt = A``) does not move statements of another domain before itself, so that they
+        can form a loop of their own (the Hessian's coefficient over ``A.shape[0]`` after
+        ``dt = A`` over ``A``'s shape)."""
+        return any(role is not None and not (role.kind == "pass" and stmt.prim == "alias")
+                   for stmt, role in self.members)
 
     def move(self, stmt):
         self.original.extend(self.trailing_comments)
@@ -236,7 +247,7 @@ def _fuse_block(block, ctx):
                 group.assumptions.adopt(assumptions)
                 group.add(stmt, joining)
                 continue
-            if joining is None and group.can_move(stmt):
+            if joining is None and group.computes() and group.can_move(stmt):
                 group.move(stmt)
                 continue
             out.extend(group.finish())

@@ -20,8 +20,15 @@ from ..ir.primitives import Kind, has_kind
 from .uses import Uses, substitute_everywhere
 
 
+# IEEE addition and multiplication are exactly commutative, and broadcasting is symmetric:
+# ``0.5 * x`` (the user's) and ``x * 0.5`` (a derivative rule's) are one value
+_COMMUTATIVE = ("add", "mul")
+
+
 def _key(stmt):
     args = tuple(("c", type(a.value).__name__, a.value) if isinstance(a, Const) else ("v", a.uid) for a in stmt.args)
+    if stmt.prim in _COMMUTATIVE and not stmt.params:
+        args = tuple(sorted(args, key=repr))
     return stmt.prim, args, repr(sorted(stmt.params.items(), key=lambda kv: kv[0]))
 
 

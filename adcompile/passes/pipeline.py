@@ -1,6 +1,8 @@
 """The simplification pipeline run on every derived function: simplify, static shapes, CSE and
 DCE to a fixpoint, then the assignment of first contributions, which wants the code the others
-leave (a contribution still behind an ``alias`` would be copied), and the others once more."""
+leave (a contribution still behind an ``alias`` would be copied), a copy and the addition
+right after it as one sum, and the others once more."""
+from .copy_then_add import fold_copies_then_adds
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .first_contribution import assign_first_contributions
@@ -21,6 +23,6 @@ def _clean_up(fn, rounds):
 def optimize(fn, rounds=4):
     """Run the passes on ``fn`` in place until nothing changes (at most ``rounds`` times each)."""
     _clean_up(fn, rounds)
-    if assign_first_contributions(fn):
+    if assign_first_contributions(fn) | fold_copies_then_adds(fn):
         _clean_up(fn, rounds)
     return fn

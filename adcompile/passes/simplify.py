@@ -7,11 +7,16 @@ Rewrites, on every Assign:
     0 - x             -> -x
     -(-x)             -> x
     x * 0, 0 * x      -> 0 (a scalar) or zeros_like(x) (an array)
+    (x * c1) * c2     -> x * (c1 * c2) for constants, c2 a power of two (exact: doubling commutes
+                         with rounding), so ``dx * 0.5`` added to itself (``* 2.0``) is ``dx * 1.0``
 
 ``x * 0 -> 0`` is not NaN-preserving: it gives 0 where x is inf or nan, as symbolic
 differentiation usually does (a zero cotangent times anything contributes nothing).
-Temporaries that become plain copies of another value are then replaced by that value.
+Temporaries that become plain copies of another value are then replaced by that value; an
+array ``x * 1`` that may not share ``x``'s memory (one of them is written in place) is
+``x.copy()``.
 """
+import math
 import operator
 
 from ..ir.builder import const
@@ -28,6 +33,10 @@ def _number(atom):
 
 def _is(atom, value):
     return _number(atom) and atom.value == value
+
+
+def _power_of_two(atom):
+    return _number(atom) and atom.value != 0 and math.frexp(atom.value)[0] in (0.5, -0.5)
 
 
 def _rewrite(stmt, definitions, stable):
@@ -52,6 +61,13 @@ def _rewrite(stmt, definitions, stable):
                     return "alias", [const(0.0)]
                 if isinstance(keep, Var) and keep.type.ndim == out_type.ndim:
                     return "zeros_like", [keep]
+    if prim == "mul":
+        for inner_arg, scale in ((args[0], args[1]), (args[1], args[0])):
+            inner = definitions.get(inner_arg) if isinstance(inner_arg, Var) else None
+            if inner is not None and inner.prim == "mul" and _power_of_two(scale) and out_type.is_float:
+                for x, c in ((inner.args[0], inner.args[1]), (inner.args[1], inner.args[0])):
+                    if _number(c) and isinstance(x, Var) and x.type == out_type and stable(x):
+                        return "mul", [x, const(float(c.value) * scale.value)]
     if prim == "div" and _is(args[1], 1) and same_type(args[0]):
         return "alias", [args[0]]
     if prim == "add":
@@ -112,7 +128,8 @@ def simplify(fn):
         if isinstance(stmt, Assign) and not stmt.inplace:
             rewritten = _rewrite(stmt, definitions, stable)
             if rewritten is not None and _would_share_mutated_memory(stmt, rewritten, uses):
-                rewritten = None
+                source = rewritten[1][0]
+                rewritten = ("copy", [source]) if stmt.prim != "copy" and source.type == stmt.target.type else None
             if rewritten is not None:
                 stmt.prim, stmt.args = rewritten
                 stmt.params = {}

@@ -22,6 +22,7 @@ from ..ir.nodes import (AccumItem, Assign, Comment, CustomCall, For, Function, I
 from ..ir.primitives import PRIMITIVES, Kind
 from ..ir.types import NONE
 from ..ir.primitives.batching_rules import batched_copy, unbatched_view, with_unit_batch_axis
+from .batched_scaling import factor_batched_scalings
 
 
 class Unbatchable(Exception):
@@ -101,8 +102,9 @@ class BatchingTransform:
         self.size.name, self.size.is_temp = self.namer.fresh("batch_size"), False
         body += self.block(self.fn.body)
         results = [self.atom(r) if self.is_batched(r) else batched_copy(b, r, self.size) for r in self.fn.results]
-        return Function(f"{self.fn.name}_batched", params, body, results, self.fn.returns_tuple,
-                        self.fn.source_file)
+        batched = Function(f"{self.fn.name}_batched", params, body, results, self.fn.returns_tuple,
+                           self.fn.source_file)
+        return factor_batched_scalings(batched, set(self.renamed.values()), self.namer)
 
     def block(self, block):
         out = []
