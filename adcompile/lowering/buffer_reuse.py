@@ -1,0 +1,162 @@
+"""Buffer reuse: an allocation after fusion takes the memory of a temporary nobody reads again.
+
+A fused loop writes the values it materialises into ``np.empty`` buffers (``loops.py``). When
+an owned array of the same shape and dtype is dead by then, the buffer is that array:
+
+    _t_12 = qx * qx                # read for the last time above
+    bqx = _t_12                    # was: bqx = np.empty((n, k, d), dtype=np.float64)
+    for i in range(n): ...  bqx[i, j, k] = ...
+
+The new value does not need the old contents (``empty`` promises none), so only the old
+array's death must be proven. A donor ``d`` qualifies when:
+
+- it is owned: one plain assignment gives it a fresh array (an elementwise result, a matrix
+  product, an axis reduction, an allocation), never a parameter, a view, a returned value,
+  an input of a custom Function or a value pushed on a tape; it may also be written in place
+  (``d[i] = ...``) before it dies;
+- it is dead: every read of ``d`` or of an array that may view its memory (``ir/memory.py``)
+  comes after that assignment and before the allocation, in the same block or in earlier
+  statements of the ``if`` branches leading to the allocation (a read in the other branch
+  never runs with it). The allocation may sit in ``if`` blocks below the donor's block, never
+  in a loop below it: its buffer would then be one array for every iteration. Donor and
+  allocation in one loop body are fine: the donor is a new array in each iteration, and a read
+  in the body before its assignment (of the previous iteration's value) disqualifies it.
+- it has the allocation's dtype and, by the static shapes (``ir/shapes.py``), its shape.
+
+The same buffer may pass on: a taken buffer reads as a view of the donor, so a later
+allocation may take it again once both names are dead.
+"""
+from ..ir.memory import memory_roots
+from ..ir.nodes import AccumItem, Assign, Comment, CustomCall, If, Push, SetItem, Var
+from ..ir.primitives import Kind, has_kind
+
+# Results that are always a new array (when the result has dimensions).
+_FRESH = ("empty", "zeros", "ones", "zeros_like", "ones_like", "full", "copy", "matmul",
+          "sum", "mean", "max", "min", "prod")
+
+
+def reuse_buffers(fn, shapes):
+    """Give ``fn``'s ``np.empty`` allocations the memory of dead owned arrays of the same
+    shape, in place (``fn`` is the lowering's own copy); the number of buffers reused.
+    ``shapes`` is the ``ShapeMap`` that decides equal shapes."""
+    reused = 0
+    while _reuse_one(fn, shapes):
+        reused += 1
+    return reused
+
+
+def _reuse_one(fn, shapes):
+    uses = _Uses(fn)
+    taken = {}
+    for block, index, stmt, path in uses.allocations:
+        for donor in uses.donors:
+            if donor in taken.values() or not _same_array_type(donor, stmt.target, shapes):
+                continue
+            if uses.dead_at(donor, path):
+                note = Comment(f"{stmt.target.name} reuses the memory of {donor.name}, which is not read again")
+                block[index:index + 1] = [note, Assign(stmt.target, "alias", [donor], loc=stmt.loc)]
+                return True
+    return False
+
+
+def _same_array_type(donor, target, shapes):
+    return donor.type.dtype == target.type.dtype and donor.type.ndim == target.type.ndim \
+        and shapes.same(donor, target)
+
+
+class _Uses:
+    """Where each array is assigned, read and written, by position, and the donor candidates.
+
+    A position is a tuple of steps ``(block id, statement index, statement type)`` from the
+    function body down to a statement."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.roots = memory_roots(fn.body, fn.params)
+        self.touches, self.writes = {}, {}  # var -> positions reading or writing it / its writers
+        self.allocations = []  # (block, index, stmt, position) of each ``empty`` outside custom regions
+        self.kept = {atom for atom in fn.results if isinstance(atom, Var)}  # outlive the call, or stored
+        self._visit(fn.body, (), inside_custom=False)
+        self.assigned_at = {}
+        for var in self.writes:
+            position = self._owned_assignment(var)
+            if position is not None:
+                self.assigned_at[var] = position
+        self.donors = sorted(self.assigned_at, key=lambda var: var.name)
+
+    def _visit(self, block, path, inside_custom):
+        for index, stmt in enumerate(block):
+            here = path + ((id(block), index, type(stmt)),)
+            for atom in list(stmt.reads()) + list(stmt.writes()):
+                if isinstance(atom, Var):
+                    self.touches.setdefault(atom, []).append(here)
+            for var in stmt.writes():
+                self.writes.setdefault(var, []).append((stmt, here, inside_custom))
+            if isinstance(stmt, (Push, CustomCall)) or inside_custom:
+                self.kept |= {a for a in stmt.reads() if isinstance(a, Var)}
+            if (isinstance(stmt, Assign) and stmt.prim == "empty" and not stmt.inplace and not inside_custom
+                    and stmt.target.type.ndim > 0):
+                self.allocations.append((block, index, stmt, here))
+            for inner in stmt.blocks():
+                self._visit(inner, here, inside_custom or isinstance(stmt, CustomCall))
+
+    def _owned_assignment(self, var):
+        """The position of the one assignment giving ``var`` a fresh array, if ``var`` is owned."""
+        if not isinstance(var, Var) or var.type.ndim == 0 or var in self.fn.params:
+            return None
+        writers = self.writes[var]
+        assignments = [(stmt, path) for stmt, path, _ in writers
+                       if not (type(stmt) in (SetItem, AccumItem) or (isinstance(stmt, Assign) and stmt.inplace))]
+        if len(assignments) != 1 or any(custom for _, _, custom in writers):
+            return None
+        stmt, path = assignments[0]
+        if not isinstance(stmt, Assign) or not _fresh(stmt) or self.viewers(var) & self.kept:
+            return None
+        return path
+
+    def viewers(self, var):
+        """``var`` and every array that may share its memory."""
+        return {other for other, roots in self.roots.items() if var in roots} | {var}
+
+    def dead_at(self, donor, allocation):
+        """Whether nothing touches ``donor``'s memory at or after ``allocation`` (a position),
+        and the allocation runs at most once per assignment of the donor."""
+        assigned = self.assigned_at[donor]
+        depth = len(assigned) - 1
+        if not _in_block_of(allocation, assigned, depth) or allocation[depth][1] <= assigned[depth][1]:
+            return False
+        if any(step[2] is not If for step in allocation[depth:-1]):  # only ``if`` between them
+            return False
+        return all(_between(touch, assigned, allocation, depth)
+                   for viewer in self.viewers(donor) for touch in self.touches.get(viewer, [])
+                   if touch != assigned)
+
+
+def _in_block_of(position, assigned, depth):
+    """Whether ``position`` lies in the block of the statement at ``assigned`` (``depth`` deep)."""
+    return len(position) > depth and position[:depth] == assigned[:depth] and position[depth][0] == assigned[depth][0]
+
+
+def _between(touch, assigned, allocation, depth):
+    """Whether the statement at ``touch`` runs after the assignment at ``assigned`` and
+    before the allocation, each time they run (never in the same pass after it)."""
+    if not _in_block_of(touch, assigned, depth) or touch[depth][1] <= assigned[depth][1]:
+        return False  # elsewhere, or before the assignment (a loop's previous iteration)
+    level = depth
+    while True:
+        if touch[level][1] != allocation[level][1]:
+            return touch[level][1] < allocation[level][1]
+        level += 1  # inside the ``if`` that holds the allocation
+        if level >= len(allocation) or level >= len(touch):
+            return False  # the allocation itself, or its ``if`` statement
+        if touch[level][0] != allocation[level][0]:
+            return True  # the other branch: never runs with the allocation
+
+
+def _fresh(stmt):
+    if stmt.target.type.ndim == 0 or stmt.prim in ("alias", "getitem"):
+        return False
+    if stmt.prim in _FRESH:
+        return True
+    return has_kind(stmt.prim, Kind.ELEMENTWISE) and not has_kind(stmt.prim, Kind.VIEW) and \
+        any(isinstance(a, Var) and a.type.ndim > 0 for a in stmt.args)
