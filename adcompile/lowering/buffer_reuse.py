@@ -27,11 +27,11 @@ The same buffer may pass on: a taken buffer reads as a view of the donor, so a l
 allocation may take it again once both names are dead.
 """
 from ..ir.memory import memory_roots
-from ..ir.nodes import AccumItem, Assign, Comment, CustomCall, If, Push, SetItem, Var
+from ..ir.nodes import AccumItem, Assign, Comment, CustomCall, For, If, Push, SetItem, Var
 from ..ir.primitives import Kind, has_kind
 
 # Results that are always a new array (when the result has dimensions).
-_FRESH = ("empty", "zeros", "ones", "zeros_like", "ones_like", "full", "copy", "matmul",
+_FRESH = ("empty", "zeros", "ones", "zeros_like", "ones_like", "full", "copy", "matmul", "outer", "cumsum",
           "sum", "mean", "max", "min", "prod")
 
 
@@ -47,15 +47,17 @@ def reuse_buffers(fn, shapes):
 
 def _reuse_one(fn, shapes):
     uses = _Uses(fn)
-    taken = {}
     for block, index, stmt, path in uses.allocations:
         for donor in uses.donors:
-            if donor in taken.values() or not _same_array_type(donor, stmt.target, shapes):
+            if not _same_array_type(donor, stmt.target, shapes):
                 continue
-            if uses.dead_at(donor, path):
-                note = Comment(f"{stmt.target.name} reuses the memory of {donor.name}, which is not read again")
-                block[index:index + 1] = [note, Assign(stmt.target, "alias", [donor], loc=stmt.loc)]
-                return True
+            late = uses.touches_from(donor, path)
+            if late and not _read_point_by_point(donor, stmt.target, late, block, path):
+                continue
+            why = "which the loop below reads at each point before writing it there" if late else "which is not read again"
+            note = Comment(f"{stmt.target.name} reuses the memory of {donor.name}, {why}")
+            block[index:index + 1] = [note, Assign(stmt.target, "alias", [donor], loc=stmt.loc)]
+            return True
     return False
 
 
@@ -118,18 +120,18 @@ class _Uses:
         """``var`` and every array that may share its memory."""
         return {other for other, roots in self.roots.items() if var in roots} | {var}
 
-    def dead_at(self, donor, allocation):
-        """Whether nothing touches ``donor``'s memory at or after ``allocation`` (a position),
-        and the allocation runs at most once per assignment of the donor."""
+    def touches_from(self, donor, allocation):
+        """The positions touching ``donor``'s memory that may run at or after ``allocation``
+        (a position), as (variable, position); all of them when the allocation may run more
+        than once per assignment of the donor (or before it)."""
         assigned = self.assigned_at[donor]
         depth = len(assigned) - 1
-        if not _in_block_of(allocation, assigned, depth) or allocation[depth][1] <= assigned[depth][1]:
-            return False
-        if any(step[2] is not If for step in allocation[depth:-1]):  # only ``if`` between them
-            return False
-        return all(_between(touch, assigned, allocation, depth)
-                   for viewer in self.viewers(donor) for touch in self.touches.get(viewer, [])
-                   if touch != assigned)
+        touches = [(viewer, touch) for viewer in self.viewers(donor) for touch in self.touches.get(viewer, [])
+                   if touch != assigned]
+        if not _in_block_of(allocation, assigned, depth) or allocation[depth][1] <= assigned[depth][1] \
+                or any(step[2] is not If for step in allocation[depth:-1]):  # only ``if`` between them
+            return touches or [(donor, assigned)]
+        return [(var, touch) for var, touch in touches if not _between(touch, assigned, allocation, depth)]
 
 
 def _in_block_of(position, assigned, depth):
@@ -151,6 +153,57 @@ def _between(touch, assigned, allocation, depth):
             return False  # the allocation itself, or its ``if`` statement
         if touch[level][0] != allocation[level][0]:
             return True  # the other branch: never runs with the allocation
+
+
+def _read_point_by_point(donor, target, late, block, allocation):
+    """Whether every touch in ``late`` is a read of ``donor`` at the current point of the loop
+    nest that follows the allocation (of ``target``) in ``block``, before the nest writes
+    ``target`` at that point, and the nest writes ``target`` at no other point: then each
+    point of ``donor`` is read before the same point of ``target`` overwrites it."""
+    level = len(allocation) - 1
+    loops = {touch[level][1] for _, touch in late if _in_block_of(touch, allocation, level)}
+    if any(var is not donor for var, _ in late) or len(loops) != 1 or not all(
+            _in_block_of(touch, allocation, level) for _, touch in late):
+        return False
+    loop_index = loops.pop()
+    if loop_index <= allocation[level][1]:
+        return False
+    nest = _perfect_nest(block[loop_index])
+    if nest is None or len(nest[0]) != donor.type.ndim:
+        return False
+    indices, body = nest
+    written = False
+    for stmt in body:
+        if stmt.blocks():
+            return False
+        if donor in stmt.reads() or donor in stmt.writes():
+            if written or not (isinstance(stmt, Assign) and stmt.prim == "getitem" and _at_point(stmt, indices)):
+                return False
+        if target in stmt.writes() and not isinstance(stmt, Assign):
+            if [tuple(item) for item in stmt.items] != [("int", index) for index in indices]:
+                return False
+            written = True
+    return True
+
+
+def _perfect_nest(loop):
+    """(index variables, innermost body) of a nest of ``for`` loops with nothing but comments
+    between them, or None."""
+    indices = []
+    while isinstance(loop, For):
+        indices.append(loop.index)
+        inner = [stmt for stmt in loop.body if not isinstance(stmt, Comment)]
+        if len(inner) != 1 or not isinstance(inner[0], For):
+            return indices, loop.body
+        loop = inner[0]
+    return None
+
+
+def _at_point(getitem, indices):
+    """Whether the ``getitem`` Assign reads its array at ``[i, j, ...]``, the nest's indices."""
+    items = getitem.params["items"]
+    return len(items) == len(indices) and all(
+        item[0] == "int" and getitem.args[item[1]] is index for item, index in zip(items, indices))
 
 
 def _fresh(stmt):
