@@ -12,7 +12,7 @@ array's death must be proven. A donor ``d`` qualifies when:
 
 - it is owned: one plain assignment gives it a fresh array (an elementwise result, a matrix
   product, an axis reduction, an allocation), never a parameter, a view, a returned value,
-  an input of a custom Function or a value pushed on a tape; it may also be written in place
+  or a value pushed on a tape; it may also be written in place
   (``d[i] = ...``) before it dies;
 - it is dead: every read of ``d`` or of an array that may view its memory (``ir/memory.py``)
   comes after that assignment and before the allocation, in the same block or in earlier
@@ -29,27 +29,36 @@ allocation may take it again once both names are dead.
 from ..ir.memory import memory_roots
 from ..ir.nodes import AccumItem, Assign, Comment, CustomCall, For, If, Push, SetItem, Var
 from ..ir.primitives import Kind, has_kind
+from ..ir.shapes import infer_shapes
 
 # Results that are always a new array (when the result has dimensions).
 _FRESH = ("empty", "zeros", "ones", "zeros_like", "ones_like", "full", "copy", "matmul", "outer", "cumsum",
           "sum", "mean", "max", "min", "prod")
 
 
+# Statements whose blocks run at most once each time the statement runs (a custom Function's
+# region is inlined code after differentiation): an allocation below them runs at most once
+# per pass through the donor's block.
+_RUN_ONCE = (If, CustomCall)
+
+
 def reuse_buffers(fn, shapes):
     """Give ``fn``'s ``np.empty`` allocations the memory of dead owned arrays of the same
     shape, in place (``fn`` is the lowering's own copy); the number of buffers reused.
-    ``shapes`` is the ``ShapeMap`` that decides equal shapes."""
+    ``shapes``: the ``ShapeMap`` of the IR before lowering (same variables); the shapes of
+    ``fn`` itself are asked too (an allocation's lengths, ``x.shape[0]``, may prove more)."""
+    maps = (shapes, infer_shapes(fn))
     reused = 0
-    while _reuse_one(fn, shapes):
+    while _reuse_one(fn, maps):
         reused += 1
     return reused
 
 
-def _reuse_one(fn, shapes):
+def _reuse_one(fn, maps):
     uses = _Uses(fn)
     for block, index, stmt, path in uses.allocations:
         for donor in uses.donors:
-            if not _same_array_type(donor, stmt.target, shapes):
+            if not _same_array_type(donor, stmt.target, maps):
                 continue
             late = uses.touches_from(donor, path)
             if late and not _read_point_by_point(donor, stmt.target, late, block, path):
@@ -61,9 +70,9 @@ def _reuse_one(fn, shapes):
     return False
 
 
-def _same_array_type(donor, target, shapes):
+def _same_array_type(donor, target, maps):
     return donor.type.dtype == target.type.dtype and donor.type.ndim == target.type.ndim \
-        and shapes.same(donor, target)
+        and any(shapes.same(donor, target) for shapes in maps)
 
 
 class _Uses:
@@ -76,9 +85,9 @@ class _Uses:
         self.fn = fn
         self.roots = memory_roots(fn.body, fn.params)
         self.touches, self.writes = {}, {}  # var -> positions reading or writing it / its writers
-        self.allocations = []  # (block, index, stmt, position) of each ``empty`` outside custom regions
+        self.allocations = []  # (block, index, stmt, position) of each ``empty``
         self.kept = {atom for atom in fn.results if isinstance(atom, Var)}  # outlive the call, or stored
-        self._visit(fn.body, (), inside_custom=False)
+        self._visit(fn.body, ())
         self.assigned_at = {}
         for var in self.writes:
             position = self._owned_assignment(var)
@@ -86,30 +95,28 @@ class _Uses:
                 self.assigned_at[var] = position
         self.donors = sorted(self.assigned_at, key=lambda var: var.name)
 
-    def _visit(self, block, path, inside_custom):
+    def _visit(self, block, path):
         for index, stmt in enumerate(block):
             here = path + ((id(block), index, type(stmt)),)
             for atom in list(stmt.reads()) + list(stmt.writes()):
                 if isinstance(atom, Var):
                     self.touches.setdefault(atom, []).append(here)
             for var in stmt.writes():
-                self.writes.setdefault(var, []).append((stmt, here, inside_custom))
-            if isinstance(stmt, (Push, CustomCall)) or inside_custom:
-                self.kept |= {a for a in stmt.reads() if isinstance(a, Var)}
-            if (isinstance(stmt, Assign) and stmt.prim == "empty" and not stmt.inplace and not inside_custom
-                    and stmt.target.type.ndim > 0):
+                self.writes.setdefault(var, []).append((stmt, here))
+            if isinstance(stmt, Push):
+                self.kept.add(stmt.value)
+            if isinstance(stmt, Assign) and stmt.prim == "empty" and not stmt.inplace and stmt.target.type.ndim > 0:
                 self.allocations.append((block, index, stmt, here))
             for inner in stmt.blocks():
-                self._visit(inner, here, inside_custom or isinstance(stmt, CustomCall))
+                self._visit(inner, here)
 
     def _owned_assignment(self, var):
         """The position of the one assignment giving ``var`` a fresh array, if ``var`` is owned."""
         if not isinstance(var, Var) or var.type.ndim == 0 or var in self.fn.params:
             return None
-        writers = self.writes[var]
-        assignments = [(stmt, path) for stmt, path, _ in writers
+        assignments = [(stmt, path) for stmt, path in self.writes[var]
                        if not (type(stmt) in (SetItem, AccumItem) or (isinstance(stmt, Assign) and stmt.inplace))]
-        if len(assignments) != 1 or any(custom for _, _, custom in writers):
+        if len(assignments) != 1:
             return None
         stmt, path = assignments[0]
         if not isinstance(stmt, Assign) or not _fresh(stmt) or self.viewers(var) & self.kept:
@@ -129,7 +136,7 @@ class _Uses:
         touches = [(viewer, touch) for viewer in self.viewers(donor) for touch in self.touches.get(viewer, [])
                    if touch != assigned]
         if not _in_block_of(allocation, assigned, depth) or allocation[depth][1] <= assigned[depth][1] \
-                or any(step[2] is not If for step in allocation[depth:-1]):  # only ``if`` between them
+                or any(step[2] not in _RUN_ONCE for step in allocation[depth:-1]):
             return touches or [(donor, assigned)]
         return [(var, touch) for var, touch in touches if not _between(touch, assigned, allocation, depth)]
 
