@@ -225,6 +225,20 @@ def test_parameter_and_view_are_never_donors():
     assert reused(fn) == 1  # d is dead; v (a view, not owned) never donates
 
 
+def test_donor_written_in_place_or_rebound():
+    """``d += x`` keeps ``d``'s memory (it may donate after it); ``d`` rebound in place to a
+    view of the caller's ``x`` (any other ``inplace`` form) may be that memory."""
+    p = Program()
+    fn = p.function([Assign(p.d, "add", [p.d, p.x], inplace=True)] + p.allocation(), [p.r])
+    assert reused(fn) == 1
+    p = Program()
+    fn = p.function([Assign(p.d, "alias", [p.x], inplace=True)] + p.allocation(), [p.r])
+    assert reused(fn) == 0
+    p = Program()
+    fn = p.function([Assign(p.d, "unbroadcast", [p.x, p.x], inplace=True)] + p.allocation(), [p.r])
+    assert reused(fn) == 0
+
+
 def test_other_dtype_or_shape_is_kept():
     p = Program(dtype="f4")
     assert reused(p.function(p.allocation(), [p.r])) == 0
@@ -318,6 +332,10 @@ def test_point_by_point_reads_only():
     total = Var("total", F8)
     fn = p.function(point_loop(p, lambda i: [read_d(p, i)]) + [Assign(total, "sum", [p.d])], [p.r, total])
     assert reused(fn) == 0  # d is read again after the loop
+    p = Program()
+    loop = point_loop(p, lambda i: [read_d(p, i)])
+    loop.insert(1, SetItem(p.r, const(2.0), [("int", const(0))]))  # r written before the loop read d
+    assert reused(p.function(loop, [p.r])) == 0
 
 
 def test_a_taken_buffer_passes_on_once_both_names_are_dead():

@@ -27,7 +27,7 @@ The same buffer may pass on: a taken buffer reads as a view of the donor, so a l
 allocation may take it again once both names are dead.
 """
 from ..ir.memory import memory_roots
-from ..ir.nodes import AccumItem, Assign, Comment, CustomCall, For, If, Push, SetItem, Var
+from ..ir.nodes import AccumItem, Assign, Comment, CustomCall, For, If, Push, SetItem, Var, walk
 from ..ir.primitives import Kind, has_kind
 from ..ir.shapes import infer_shapes
 
@@ -63,6 +63,8 @@ def _reuse_one(fn, maps):
             late = uses.touches_from(donor, path)
             if late and not _read_point_by_point(donor, stmt.target, late, block, path):
                 continue
+            if not late and uses.written_into_reader(donor):  # (a loop's read is never written into it)
+                continue
             why = "which the loop below reads at each point before writing it there" if late else "which is not read again"
             note = Comment(f"{stmt.target.name} reuses the memory of {donor.name}, {why}")
             block[index:index + 1] = [note, Assign(stmt.target, "alias", [donor], loc=stmt.loc)]
@@ -85,6 +87,7 @@ class _Uses:
         self.fn = fn
         self.roots = memory_roots(fn.body, fn.params)
         self.touches, self.writes = {}, {}  # var -> positions reading or writing it / its writers
+        self.reads = {atom: 1 for atom in fn.results if isinstance(atom, Var)}  # var -> number of reads
         self.allocations = []  # (block, index, stmt, position) of each ``empty``
         self.kept = {atom for atom in fn.results if isinstance(atom, Var)}  # outlive the call, or stored
         self._visit(fn.body, ())
@@ -98,6 +101,9 @@ class _Uses:
     def _visit(self, block, path):
         for index, stmt in enumerate(block):
             here = path + ((id(block), index, type(stmt)),)
+            for atom in stmt.reads():
+                if isinstance(atom, Var):
+                    self.reads[atom] = self.reads.get(atom, 0) + 1
             for atom in list(stmt.reads()) + list(stmt.writes()):
                 if isinstance(atom, Var):
                     self.touches.setdefault(atom, []).append(here)
@@ -115,13 +121,20 @@ class _Uses:
         if not isinstance(var, Var) or var.type.ndim == 0 or var in self.fn.params:
             return None
         assignments = [(stmt, path) for stmt, path in self.writes[var]
-                       if not (type(stmt) in (SetItem, AccumItem) or (isinstance(stmt, Assign) and stmt.inplace))]
+                       if not (type(stmt) in (SetItem, AccumItem) or _adds_in_place(stmt))]
         if len(assignments) != 1:
             return None
         stmt, path = assignments[0]
         if not isinstance(stmt, Assign) or not _fresh(stmt) or self.viewers(var) & self.kept:
             return None
+        if self.roots.get(var) != {var}:  # also bound to (a view of) other memory somewhere
+            return None
         return path
+
+    def written_into_reader(self, var):
+        """Whether codegen may write ``var``'s expression into the one statement reading it (a
+        temporary read once), so that numba fuses the two: taking its memory would cost a pass."""
+        return var.is_temp and self.reads.get(var, 0) == 1
 
     def viewers(self, var):
         """``var`` and every array that may share its memory."""
@@ -175,6 +188,8 @@ def _read_point_by_point(donor, target, late, block, allocation):
     loop_index = loops.pop()
     if loop_index <= allocation[level][1]:
         return False
+    if any(target in stmt.reads() or target in stmt.writes() for stmt in walk(block[allocation[level][1] + 1:loop_index])):
+        return False  # written (or viewed) before the loop has read the donor
     nest = _perfect_nest(block[loop_index])
     if nest is None or len(nest[0]) != donor.type.ndim:
         return False
@@ -211,6 +226,11 @@ def _at_point(getitem, indices):
     items = getitem.params["items"]
     return len(items) == len(indices) and all(
         item[0] == "int" and getitem.args[item[1]] is index for item, index in zip(items, indices))
+
+
+def _adds_in_place(stmt):
+    """``d += x``: writes into ``d``'s own memory (any other ``inplace`` form rebinds ``d``)."""
+    return isinstance(stmt, Assign) and stmt.inplace and stmt.prim == "add" and stmt.args[0] is stmt.target
 
 
 def _fresh(stmt):
