@@ -239,6 +239,23 @@ def test_donor_written_in_place_or_rebound():
     assert reused(fn) == 0
 
 
+def test_result_that_may_be_the_donor_read_after_is_kept():
+    """``rt.unbroadcast(d, x)`` returns ``d`` itself when the shapes agree (no view in the IR)."""
+    p = Program()
+    same, total = Var("same", V1), Var("total", F8)
+    fn = p.function([Assign(same, "unbroadcast", [p.d, p.x])] + p.allocation() + [Assign(total, "sum", [same])],
+                    [p.r, total])
+    assert reused(fn) == 0
+
+
+def test_allocation_used_before_its_loop_is_kept():
+    p = Program()
+    first = Var("first", F8)
+    body = p.allocation()
+    body.insert(1, Assign(first, "getitem", [p.r, const(0)], {"items": (("int", 1),), "result_ndim": 0, "text": "_1"}))
+    assert reused(p.function(body, [p.r, first])) == 0
+
+
 def test_other_dtype_or_shape_is_kept():
     p = Program(dtype="f4")
     assert reused(p.function(p.allocation(), [p.r])) == 0

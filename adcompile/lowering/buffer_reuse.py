@@ -14,7 +14,8 @@ array's death must be proven. A donor ``d`` qualifies when:
   product, an axis reduction, an allocation), never a parameter, a view, a returned value,
   or a value pushed on a tape; it may also be written in place
   (``d[i] = ...``) before it dies;
-- it is dead: every read of ``d`` or of an array that may view its memory (``ir/memory.py``)
+- it is dead: every read of ``d`` or of an array that may share its memory (views, as in
+  ``ir/memory.py``, and any result not known to be new: ``rt.unbroadcast(d, x)`` may be ``d``)
   comes after that assignment and before the allocation, in the same block or in earlier
   statements of the ``if`` branches leading to the allocation (a read in the other branch
   never runs with it). The allocation may sit in ``if`` blocks below the donor's block, never
@@ -23,10 +24,13 @@ array's death must be proven. A donor ``d`` qualifies when:
   in the body before its assignment (of the previous iteration's value) disqualifies it.
 - it has the allocation's dtype and, by the static shapes (``ir/shapes.py``), its shape.
 
+The first statement using the allocation must be the loop writing it: generated code may
+evaluate an expression read once later than the IR places it (``codegen/python.py``), but
+never past the start of a loop.
+
 The same buffer may pass on: a taken buffer reads as a view of the donor, so a later
 allocation may take it again once both names are dead.
 """
-from ..ir.memory import memory_roots
 from ..ir.nodes import AccumItem, Assign, Comment, CustomCall, For, If, Push, SetItem, Var, walk
 from ..ir.primitives import Kind, has_kind
 from ..ir.shapes import infer_shapes
@@ -57,11 +61,14 @@ def reuse_buffers(fn, shapes):
 def _reuse_one(fn, maps):
     uses = _Uses(fn)
     for block, index, stmt, path in uses.allocations:
+        loop_index = _loop_writing(block, index, stmt.target)
+        if loop_index is None:
+            continue
         for donor in uses.donors:
             if not _same_array_type(donor, stmt.target, maps):
                 continue
             late = uses.touches_from(donor, path)
-            if late and not _read_point_by_point(donor, stmt.target, late, block, path):
+            if late and not _read_point_by_point(donor, stmt.target, late, block, path, loop_index):
                 continue
             if not late and uses.written_into_reader(donor):  # (a loop's read is never written into it)
                 continue
@@ -85,7 +92,7 @@ class _Uses:
 
     def __init__(self, fn):
         self.fn = fn
-        self.roots = memory_roots(fn.body, fn.params)
+        self.roots = _memory_roots(fn)
         self.touches, self.writes = {}, {}  # var -> positions reading or writing it / its writers
         self.reads = {atom: 1 for atom in fn.results if isinstance(atom, Var)}  # var -> number of reads
         self.allocations = []  # (block, index, stmt, position) of each ``empty``
@@ -175,21 +182,26 @@ def _between(touch, assigned, allocation, depth):
             return True  # the other branch: never runs with the allocation
 
 
-def _read_point_by_point(donor, target, late, block, allocation):
+def _loop_writing(block, index, target):
+    """The index in ``block`` of the loop that first uses ``target`` after its allocation at
+    ``index``, or None when another statement uses it first. (Generated code may evaluate an
+    expression read once later than the IR says, but never past the start of a loop.)"""
+    for position in range(index + 1, len(block)):
+        if any(target in s.reads() or target in s.writes() for s in walk([block[position]])):
+            return position if isinstance(block[position], For) else None
+    return None
+
+
+def _read_point_by_point(donor, target, late, block, allocation, loop_index):
     """Whether every touch in ``late`` is a read of ``donor`` at the current point of the loop
-    nest that follows the allocation (of ``target``) in ``block``, before the nest writes
-    ``target`` at that point, and the nest writes ``target`` at no other point: then each
-    point of ``donor`` is read before the same point of ``target`` overwrites it."""
+    nest at ``loop_index`` in ``block`` (the first use of ``target`` after its allocation),
+    before the nest writes ``target`` at that point, and the nest writes ``target`` at no
+    other point: then each point of ``donor`` is read before the same point of ``target``
+    overwrites it."""
     level = len(allocation) - 1
-    loops = {touch[level][1] for _, touch in late if _in_block_of(touch, allocation, level)}
-    if any(var is not donor for var, _ in late) or len(loops) != 1 or not all(
-            _in_block_of(touch, allocation, level) for _, touch in late):
+    if any(var is not donor or not _in_block_of(touch, allocation, level) or touch[level][1] != loop_index
+           for var, touch in late):
         return False
-    loop_index = loops.pop()
-    if loop_index <= allocation[level][1]:
-        return False
-    if any(target in stmt.reads() or target in stmt.writes() for stmt in walk(block[allocation[level][1] + 1:loop_index])):
-        return False  # written (or viewed) before the loop has read the donor
     nest = _perfect_nest(block[loop_index])
     if nest is None or len(nest[0]) != donor.type.ndim:
         return False
@@ -226,6 +238,29 @@ def _at_point(getitem, indices):
     items = getitem.params["items"]
     return len(items) == len(indices) and all(
         item[0] == "int" and getitem.args[item[1]] is index for item, index in zip(items, indices))
+
+
+def _memory_roots(fn):
+    """Var -> the arrays whose memory it may be, as ``ir/memory.py`` finds them but assuming
+    that any array result not known to be new may be (a view of) any of its array arguments:
+    ``rt.unbroadcast(g, x)`` is ``g`` itself when the shapes already agree."""
+    roots = {p: {p} for p in fn.params if p.type.ndim > 0}
+    changed = True
+    while changed:
+        changed = False
+        for stmt in walk(fn.body):
+            if not isinstance(stmt, Assign) or stmt.target.type.ndim == 0:
+                continue
+            new = {stmt.target}
+            if not _fresh(stmt):
+                for arg in stmt.args:
+                    if isinstance(arg, Var) and arg.type.ndim > 0:
+                        new |= roots.get(arg, {arg})
+            have = roots.setdefault(stmt.target, set())
+            if not new <= have:
+                have |= new
+                changed = True
+    return roots
 
 
 def _adds_in_place(stmt):
