@@ -36,8 +36,8 @@ from ..ir.primitives import Kind, has_kind
 from ..ir.shapes import infer_shapes
 
 # Results that are always a new array (when the result has dimensions).
-_FRESH = ("empty", "zeros", "ones", "zeros_like", "ones_like", "full", "copy", "matmul", "outer", "cumsum",
-          "sum", "mean", "max", "min", "prod")
+_FRESH = ("empty", "zeros", "ones", "zeros_like", "ones_like", "full", "copy", "broadcast_to_shape", "matmul",
+          "outer", "cumsum", "sum", "mean", "max", "min", "prod")
 
 
 # Statements whose blocks run at most once each time the statement runs (a custom Function's
