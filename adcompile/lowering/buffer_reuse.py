@@ -208,7 +208,9 @@ def _read_point_by_point(donor, target, late, block, allocation, loop_index):
     indices, body = nest
     written = False
     for stmt in body:
-        if stmt.blocks():
+        if stmt.blocks() or any(var in indices for var in stmt.writes()):
+            return False
+        if isinstance(stmt, Assign) and stmt.target is target:  # rebinds the name: not this buffer's loop
             return False
         if donor in stmt.reads() or donor in stmt.writes():
             if written or not (isinstance(stmt, Assign) and stmt.prim == "getitem" and _at_point(stmt, indices)):
