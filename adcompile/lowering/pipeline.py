@@ -3,11 +3,14 @@
 Fusion is on by default for the numba backend; ``adcompile.compile(f, fuse=False)`` or the
 environment variable ``ADCOMPILE_FUSE=0`` keep one numpy call per statement (for debugging).
 The Python backend is never fused: explicit loops run slowly in the interpreter (except with
-``ADCOMPILE_FUSE=all``, for testing fusion with the backend that loads fast).
+``ADCOMPILE_FUSE=all``, for testing fusion with the backend that loads fast). After fusion, the
+buffers the loops allocate take the memory of dead temporaries of the same shape
+(``buffer_reuse.py``; ``ADCOMPILE_REUSE=0`` turns it off).
 """
 import os
 
 from ..ir.shapes import infer_shapes
+from .buffer_reuse import reuse_buffers
 from .fusion import fuse_loops
 
 
@@ -24,7 +27,10 @@ def lower_for_backend(fn, backend, fuse=None, parallel=False):
     fuse_python = os.environ.get("ADCOMPILE_FUSE") == "all"
     if (backend != "numba" and not fuse_python) or not fusion_enabled(fuse):
         return fn, {}
-    lowered, loops = fuse_loops(fn, infer_shapes, parallel=parallel)
+    shapes = infer_shapes(fn)
+    lowered, loops = fuse_loops(fn, lambda _: shapes, parallel=parallel)
+    if loops and os.environ.get("ADCOMPILE_REUSE", "1") != "0":
+        reuse_buffers(lowered, shapes)  # fuse_loops copied fn: its variables, and so their shapes, are fn's
     if not loops or backend != "numba":
         return lowered if loops else fn, {}
     options = {"error_model": "numpy"}
