@@ -62,7 +62,7 @@ def _numba_could_confuse(source):
         if isinstance(node, ast.Name):
             names.add(node.id)
             assigned[node.id] += isinstance(node.ctx, ast.Store)
-        elif isinstance(node, ast.AugAssign):
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # not s[i] += e
             assigned[node.target.id] += 1
     return [(m.group(1), name) for name in names
             if (m := re.fullmatch(r"(.+)_(\d+)", name)) and assigned[m.group(1)] > 1]
