@@ -13,12 +13,15 @@ one loop, which an assignment into overlapping elements would forbid.
 
 The whole-array form needs the contribution to have the zero-filled array's shape and dtype
 (``bv += c`` broadcasts ``c``; ``bv = c`` would not), proven by the symbolic shapes
-(``ir/shapes.py``) or, inside one block, by ``same_shape.py``. The accumulator is updated in place later, so it must own its buffer: the statement computing
+(``ir/shapes.py``), by the lengths a matrix product of the top-level block made equal before
+it (``ir/dim_equalities.py``; the product is marked so that, should it be dead, a check of
+those lengths stays in its place), or, inside one block, by ``same_shape.py``. The accumulator is updated in place later, so it must own its buffer: the statement computing
 the contribution assigns the accumulator directly when it makes a new array (an arithmetic
 operation) that nothing else reads; otherwise the accumulator gets a copy.
 """
+from ..ir.dim_equalities import CHECK_MARK
 from ..ir.nodes import Assign, Var, walk
-from ..ir.primitives import Kind, primitive
+from ..ir.primitives import Kind, primitive, template_for
 from ..ir.shapes import infer_shapes
 from .same_shape import same_in_block
 from .uses import Uses
@@ -31,7 +34,9 @@ def _allocates(stmt):
     spec = primitive(stmt.prim)
     if stmt.prim in _NEW_ARRAY:
         return True
-    return spec.has(Kind.ELEMENTWISE) and isinstance(spec.template, str) and spec.template.startswith("np.")
+    if not (spec.has(Kind.ELEMENTWISE) and stmt.target.type.ndim):
+        return False
+    return template_for(stmt.prim, [a.type for a in stmt.args], stmt.params).startswith("np.")
 
 
 def _mentioned(stmt):
@@ -77,9 +82,13 @@ class _FirstContributions:
                 and touch.args[0] is var and touch.args[1] is not var):
             return False
         contribution = touch.args[1]
-        if contribution.type != var.type \
-                or not same_in_block(self.shapes, block, zero_at, first, contribution, zeros.args[0]):
+        if contribution.type != var.type:
             return False
+        products = self.shapes.same_at(contribution, zeros.args[0], touch)
+        if products is None and not same_in_block(self.shapes, block, zero_at, first, contribution, zeros.args[0]):
+            return False
+        for product in products or ():  # should dead-code elimination drop it, a check stays
+            product.params = {**product.params, CHECK_MARK: True}
         computed_at = self.owned_definition(block, zero_at, first, contribution) if var.type.ndim else None
         if computed_at is not None:  # `bv = <its computation>`: the accumulator takes its buffer
             block[computed_at].target = var

@@ -40,6 +40,7 @@ __all__ = [
     "scatter_add",
     "scatter_add2",
     "matmul",
+    "check_matmul_shapes",
     "range_len",
     "new_tape",
     "push",
@@ -198,6 +199,18 @@ def matmul(a, b):
     Mixed float32/float64 inputs give float64 (numpy promotion).
     """
     return a @ b
+
+
+def check_matmul_shapes(a, b):
+    """Raise as ``a @ b`` would when the contracted axes differ in length; else True.
+
+    Stands in for a product that dead-code elimination removed after a rewrite relied on it
+    having checked these lengths (``ir/dim_equalities.py``).
+    """
+    contracted = b.shape[max(b.ndim - 2, 0)]
+    if a.shape[a.ndim - 1] != contracted:
+        raise ValueError("matmul: shapes not aligned (the contracted axes differ in length)")
+    return True
 
 
 def diag_adjoint(g, x):

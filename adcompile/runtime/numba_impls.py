@@ -610,6 +610,20 @@ def _batched_matmul(a, b):
     return impl
 
 
+@overload(helpers.check_matmul_shapes, jit_options=_OPTS)
+def _ol_check_matmul_shapes(a, b):
+    if not (_is_array(a) and _is_array(b)):
+        return _fail("check_matmul_shapes", a, b)
+    an, contracted_axis = a.ndim, max(b.ndim - 2, 0)
+
+    def impl(a, b):
+        if a.shape[an - 1] != b.shape[contracted_axis]:
+            raise ValueError("matmul: shapes not aligned (the contracted axes differ in length)")
+        return True
+
+    return impl
+
+
 @overload(helpers.matmul, jit_options=_OPTS)
 def _ol_matmul(a, b):
     if _is_array(a) and _is_array(b) and 3 in (a.ndim, b.ndim) and min(a.ndim, b.ndim) >= 2:
