@@ -2,13 +2,17 @@
 
 Fusion is on by default for the numba backend; ``adcompile.compile(f, fuse=False)`` or the
 environment variable ``ADCOMPILE_FUSE=0`` keep one numpy call per statement (for debugging).
+Whole-array writes of elementwise expressions (an optimizer's ``param[:, :] = param - lr * d_p``)
+become loops writing each element first (``slice_writes.py``); fusion then groups the rest.
 The Python backend is never fused: explicit loops run slowly in the interpreter (except with
 ``ADCOMPILE_FUSE=all``, for testing fusion with the backend that loads fast).
 """
 import os
 
+from ..ir.clone import copy_function
 from ..ir.shapes import infer_shapes
 from .fusion import fuse_loops
+from .slice_writes import write_slices_as_loops
 
 
 def fusion_enabled(fuse):
@@ -24,7 +28,10 @@ def lower_for_backend(fn, backend, fuse=None, parallel=False):
     fuse_python = os.environ.get("ADCOMPILE_FUSE") == "all"
     if (backend != "numba" and not fuse_python) or not fusion_enabled(fuse):
         return fn, {}
-    lowered, loops = fuse_loops(fn, infer_shapes, parallel=parallel)
+    written = copy_function(fn)
+    writes = write_slices_as_loops(written, infer_shapes(written))
+    lowered, loops = fuse_loops(written if writes else fn, infer_shapes, parallel=parallel)
+    loops += writes
     if not loops or backend != "numba":
         return lowered if loops else fn, {}
     options = {"error_model": "numpy"}

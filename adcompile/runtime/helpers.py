@@ -41,6 +41,7 @@ __all__ = [
     "scatter_add2",
     "matmul",
     "check_matmul_shapes",
+    "may_share_memory",
     "range_len",
     "new_tape",
     "push",
@@ -211,6 +212,15 @@ def check_matmul_shapes(a, b):
     if a.shape[a.ndim - 1] != contracted:
         raise ValueError("matmul: shapes not aligned (the contracted axes differ in length)")
     return True
+
+
+def may_share_memory(a, b):
+    """Whether the memory of arrays ``a`` and ``b`` may overlap (their address ranges do).
+
+    A loop that writes ``a`` element by element while reading ``b`` runs only when they
+    cannot (``lowering/slice_writes.py``); numpy's ``may_share_memory``, which numba lacks.
+    """
+    return bool(np.may_share_memory(a, b))
 
 
 def diag_adjoint(g, x):

@@ -1,7 +1,7 @@
 """Linear algebra: matrix products, the diagonal and the trace."""
 from ..types import Type, promote_dtypes
-from .declare import BILINEAR, CHECK, NON_DIFFERENTIABLE, RULE_ONLY, define
-from .type_rules import fixed, matmul_type
+from .declare import BILINEAR, RULE_ONLY, define
+from .type_rules import matmul_type
 
 
 def _matmul_vjp(b, g, out, args, params, active):
@@ -37,9 +37,6 @@ def _outer_vjp(b, g, out, args, params, active):
 
 
 define("matmul", matmul_type, "rt.matmul(_0, _1)", kinds={BILINEAR}, vjp=_matmul_vjp)
-# Left where a dead product was, when a rewrite relied on its check (ir/dim_equalities.py).
-define("check_matmul_shapes", fixed(Type("b1")), "rt.check_matmul_shapes(_0, _1)",
-       kinds={CHECK, NON_DIFFERENTIABLE, RULE_ONLY}, shape_only=(0, 1))
 define("outer", lambda t, p, c=None: Type(promote_dtypes(t[0].dtype, t[1].dtype), 2), "np.outer(_0, _1)",
        kinds={BILINEAR}, vjp=_outer_vjp)
 
