@@ -17,9 +17,11 @@ The whole-array form needs the contribution to have the zero-filled array's shap
 it (``ir/dim_equalities.py``; the product is marked so that, should it be dead, a check of
 those lengths stays in its place), or, inside one block, by ``same_shape.py``. The accumulator is updated in place later, so it must own its buffer: the statement computing
 the contribution assigns the accumulator directly when it makes a new array (an arithmetic
-operation) that nothing else reads; otherwise the accumulator gets a copy.
+operation) that nothing else reads; otherwise the accumulator gets a copy, or only names the
+contribution's memory when neither is ever written again and the accumulator is only read.
 """
 from ..ir.dim_equalities import CHECK_MARK
+from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Var, walk
 from ..ir.primitives import Kind, primitive, template_for
 from ..ir.shapes import infer_shapes
@@ -48,12 +50,22 @@ def _mentioned(stmt):
 class _FirstContributions:
     def __init__(self, fn):
         self.shapes = infer_shapes(fn)
+        self.copies = []  # the copies the rewrites made, in case one need not copy
+        self.facts(fn)
+        self.changed = False
+
+    def facts(self, fn):
         self.uses = Uses(fn)
-        self.definitions = {}
-        for stmt in walk(fn.body):
+        self.definitions, self.readers = {}, {}
+        self.statements = list(walk(fn.body))
+        for stmt in self.statements:
             if isinstance(stmt, Assign):
                 self.definitions.setdefault(stmt.target, []).append(stmt)
-        self.changed = False
+            for atom in stmt.reads():
+                if isinstance(atom, Var):
+                    self.readers.setdefault(atom, []).append(stmt)
+        self.results = {atom for atom in fn.results if isinstance(atom, Var)}
+        self.roots = memory_roots(fn.body, fn.params)
 
     def block(self, block):
         for stmt in block:
@@ -94,10 +106,58 @@ class _FirstContributions:
             block[computed_at].target = var
             rewritten[first] = None
         else:
-            prim = "copy" if var.type.ndim else "alias"
-            rewritten[first] = Assign(var, prim, [contribution], loc=touch.loc)
+            rewritten[first] = Assign(var, "copy" if var.type.ndim else "alias", [contribution], loc=touch.loc)
+            self.copies.append(rewritten[first])
         rewritten[zero_at] = None
         return True
+
+    def uncopy(self, fn):
+        """Make each copy the rewrites left a mere name for the contribution where it may be."""
+        self.facts(fn)
+        for stmt in self.copies:
+            if stmt.prim == "copy" and self.may_share(stmt):
+                stmt.prim = "alias"
+
+    def may_share(self, copy):
+        """Whether the accumulator the statement ``copy`` assigns may simply name the
+        contribution's memory: nothing else writes it, it is only read (no view of it escapes
+        into a result or is written), and nothing writes the contribution's memory."""
+        var, contribution = copy.target, copy.args[0]
+        if any(var in stmt.writes() for stmt in self.statements if stmt is not copy):
+            return False
+        if not self.only_read(var):
+            return False
+        written = set()
+        for mutated in self.uses.mutated:
+            written |= self.memory(mutated)
+        return not self.memory(contribution) & written
+
+    def only_read(self, var, depth=0):
+        """Whether ``var``'s value is only read: not a result, and every view of it too."""
+        if var in self.results or depth > 8:
+            return False
+        for stmt in self.readers.get(var, ()):
+            if not isinstance(stmt, Assign) or stmt.inplace:
+                return False
+            if primitive(stmt.prim).has(Kind.VIEW) and not (
+                    self.uses.defs.get(stmt.target) == 1 and stmt.target not in self.uses.mutated
+                    and self.only_read(stmt.target, depth + 1)):
+                return False
+        return True
+
+    def memory(self, atom):
+        """The arrays whose memory ``atom`` may be: the ones it views, and for an ``unbroadcast``
+        result (which may be its argument itself) its argument's."""
+        if not isinstance(atom, Var):
+            return set()
+        found, pending = set(), [atom]
+        while pending:
+            var = pending.pop()
+            for root in sharing({var}, self.roots) - found:
+                found.add(root)
+                pending.extend(stmt.args[0] for stmt in self.definitions.get(root, ())
+                               if stmt.prim == "unbroadcast" and isinstance(stmt.args[0], Var))
+        return found
 
     def owned_definition(self, block, zero_at, first, atom):
         """The position, between the zero fill and the accumulation, of the statement giving
@@ -124,4 +184,6 @@ def assign_first_contributions(fn):
     """Rewrite ``fn`` in place; returns True if anything changed."""
     rewriter = _FirstContributions(fn)
     rewriter.block(fn.body)
+    if rewriter.copies:
+        rewriter.uncopy(fn)
     return rewriter.changed
