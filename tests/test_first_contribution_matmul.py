@@ -1,7 +1,8 @@
 """A matrix product of the top-level block proves its contracted lengths equal for what runs
 after it (``ir/dim_equalities.py``), so a weight's gradient ``g.T @ x`` is assigned, not added
 into a zero-filled array; a product inside a branch proves nothing. Mismatched inputs still
-raise a located shape error, also where the product a rewrite relied on is dead (a check stays)."""
+raise a located shape error, also where the product a rewrite relied on is dead (a check stays).
+An assigned adjoint that is only read names its contribution instead of copying it."""
 import numpy as np
 import pytest
 
@@ -34,6 +35,12 @@ def two_layers(w1, w2, b1, x):
     return np.sum(np.tanh(h @ w2.T))
 
 
+def linear_layer(w, b, x):
+    out = (w @ x.T).T
+    out = out + b
+    return np.sum(np.tanh(out))
+
+
 def dense_in_branch(w, x, flag):
     if flag > 0:
         h = x @ w.T
@@ -53,6 +60,15 @@ def test_a_broadcast_length_joins_the_class_a_product_proves_equal():
     assert "zeros_like" not in text
     for wrt in range(4):
         assert adcompile.gradcheck(python(two_layers), (w1, w2, b1, x), wrt=wrt)
+
+
+def test_an_adjoint_only_read_names_its_contribution_without_a_copy():
+    w, b, x = (RNG.standard_normal(s) for s in ((6, 4), (6,), (5, 4)))
+    text = adcompile.source(adcompile.grad(python(linear_layer), wrt=(0, 1)), w, b, x)
+    assert "    bout = rt.unbroadcast(bout_1, out)\n" in text  # read by the product only: no copy
+    assert "bb = rt.unbroadcast(bout_1, b).copy()" in text  # a result: its own array
+    for wrt in (0, 1, 2):
+        assert adcompile.gradcheck(python(linear_layer), (w, b, x), wrt=wrt)
 
 
 def test_a_product_in_a_branch_proves_nothing_after_it():
