@@ -29,6 +29,8 @@ from .same_shape import same_in_block
 from .uses import Uses
 
 _NEW_ARRAY = {"add", "sub", "mul", "div", "neg", "pow", "matmul"}
+# Their result is their first argument's buffer or a new array: new if the argument is.
+_SAME_BUFFER = ("unbroadcast", "transpose")
 
 
 def _allocates(stmt):
@@ -170,14 +172,14 @@ class _FirstContributions:
     def owned(self, atom, between):
         """Whether ``atom`` is a new array, computed by a statement in ``between`` (so each run
         of the accumulation has its own) and read only once. ``unbroadcast(g, v)`` is ``g``
-        itself or a new array, so it is new if ``g`` is."""
+        itself or a new array, so it is new if ``g`` is; ``g.T`` views only ``g``'s buffer."""
         if not isinstance(atom, Var) or atom in self.uses.params or atom in self.uses.mutated:
             return False
         definitions = self.definitions.get(atom, [])
         if len(definitions) != 1 or self.uses.reads.get(atom, 0) != 1 or id(definitions[0]) not in between:
             return False
         stmt = definitions[0]
-        return _allocates(stmt) or (stmt.prim == "unbroadcast" and self.owned(stmt.args[0], between))
+        return _allocates(stmt) or (stmt.prim in _SAME_BUFFER and self.owned(stmt.args[0], between))
 
 
 def assign_first_contributions(fn):
