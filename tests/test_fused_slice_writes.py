@@ -34,6 +34,14 @@ def reversed_copy(x):
     return 0.0
 
 
+def halve_in_a_loop(w, x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        w[:] = w * 0.5 + 1.0
+        total += x[i]
+    return total
+
+
 def numpy_sgd_like(p, d, lr):
     p -= lr * d
     return np.sum(p)
@@ -90,6 +98,17 @@ def test_a_view_of_the_written_array_is_not_looped(fused):
     assert "for i in" not in adcompile.source(compiled, x)
     compiled(x)
     np.testing.assert_array_equal(x, expected)
+
+
+def test_the_loop_has_its_own_index_not_the_programs(fused):
+    compiled = adcompile.compile(halve_in_a_loop, backend="python")
+    w, x = RNG.standard_normal(2), RNG.standard_normal(5)
+    expected_w = w.copy()
+    for _ in range(5):
+        expected_w = expected_w * 0.5 + 1.0
+    assert "for i_1 in range(" in adcompile.source(compiled, w, x)
+    assert compiled(w, x) == pytest.approx(x.sum())
+    np.testing.assert_allclose(w, expected_w, rtol=1e-15)
 
 
 def test_the_loop_and_its_checks_compile_with_numba():

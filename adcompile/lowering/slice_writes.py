@@ -47,12 +47,9 @@ class _SliceWrites:
         self.params = set(fn.params)
         self.uses = Uses(fn)
         self.namer = Namer()
-        self.loop_indices = {}  # name -> an index variable of a loop already there, reused
+        self.loop_indices = []  # the index of each depth, shared by the loops written here
         for var in list(fn.params) + [v for stmt in walk(fn.body) for v in stmt.writes()]:
             self.namer.reserve(var.name)
-        for stmt in walk(fn.body):
-            if isinstance(stmt, For) and stmt.index.name in _INDEX_NAMES:
-                self.loop_indices.setdefault(stmt.index.name, stmt.index)
         self.count = 0
 
     def block(self, block):
@@ -181,10 +178,11 @@ class _SliceWrites:
         return before + [If(checks, loop, original)]
 
     def loop_index(self, depth):
-        name = _INDEX_NAMES[depth % len(_INDEX_NAMES)]
-        if name not in self.loop_indices:
-            self.loop_indices[name] = Var(self.namer.fresh(name), I8)
-        return self.loop_indices[name]
+        """A new name (a program's own ``i`` may be read after the write, in a loop of its own)."""
+        while len(self.loop_indices) <= depth:
+            name = _INDEX_NAMES[len(self.loop_indices) % len(_INDEX_NAMES)]
+            self.loop_indices.append(Var(self.namer.fresh(name), I8))
+        return self.loop_indices[depth]
 
     def point_value(self, atom, indices, scalars, body):
         """The scalar standing for ``atom`` at the loop's point."""
