@@ -42,6 +42,14 @@ def halve_in_a_loop(w, x):
     return total
 
 
+def rebinds_a_scalar_before_the_write(p, d, lr):
+    for _ in range(2):  # in a loop, the IR keeps one variable lr for both values
+        step = lr * d
+        lr = lr * 10.0
+        p -= step * lr
+    return 0.0
+
+
 def numpy_sgd_like(p, d, lr):
     p -= lr * d
     return np.sum(p)
@@ -109,6 +117,14 @@ def test_the_loop_has_its_own_index_not_the_programs(fused):
     assert "for i_1 in range(" in adcompile.source(compiled, w, x)
     assert compiled(w, x) == pytest.approx(x.sum())
     np.testing.assert_allclose(w, expected_w, rtol=1e-15)
+
+
+def test_a_chain_runs_where_it_was_written_when_an_operand_changes_before_the_write(fused):
+    compiled = adcompile.compile(rebinds_a_scalar_before_the_write, backend="python")
+    p, d = RNG.standard_normal((3, 2)), RNG.standard_normal((3, 2))
+    expected = p - (0.1 * d) * 1.0 - (1.0 * d) * 10.0
+    compiled(p, d, 0.1)
+    np.testing.assert_allclose(p, expected, rtol=1e-15)
 
 
 def test_the_loop_and_its_checks_compile_with_numba():

@@ -91,8 +91,11 @@ class _SliceWrites:
             pending.extend(a for a in definition.args if isinstance(a, Var) and a.type.ndim)
         if not chain or self.temporary_definition(value, block[:k]) is None:
             return None
-        leaves = self.leaves(block, chain, write)
-        if leaves is None or not self.unchanged_until_write(block, chain, k, leaves | {write.array}):
+        if self.leaves(block, chain, write) is None:
+            return None
+        temporaries = {block[j].target for j in chain}
+        operands = {a for j in chain for a in block[j].args if isinstance(a, Var)} - temporaries
+        if not self.unchanged_until_write(block, chain, k, operands | {write.array}):
             return None
         return chain
 
@@ -126,12 +129,12 @@ class _SliceWrites:
                 return None
         return leaves
 
-    def unchanged_until_write(self, block, chain, k, arrays):
-        """Whether no statement between the chain's first and the write changes ``arrays``
-        (or memory they share), so the chain may run at the write."""
+    def unchanged_until_write(self, block, chain, k, operands):
+        """Whether no statement between the chain's first and the write changes ``operands``
+        (scalars, arrays or memory they share), so the chain may run at the write."""
         memory = set()
-        for array in arrays:
-            memory |= self._roots(array)
+        for operand in operands:
+            memory |= self._roots(operand)
         for stmt in block[min(chain):k]:
             if id(stmt) in {id(block[j]) for j in chain}:
                 continue
