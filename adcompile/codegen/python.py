@@ -172,7 +172,9 @@ class FunctionWriter:
                 return
             self.flush(pending, indent, {stmt.target}, in_place=stmt.inplace)
             target = self.name(stmt.target)
-            if stmt.inplace and stmt.prim == "add" and stmt.args[0] is stmt.target:
+            if self.uses.get(stmt.target, 0) == 0 and has_kind(stmt.prim, Kind.CHECK):
+                self.emit(indent, _src(expr))
+            elif stmt.inplace and stmt.prim == "add" and stmt.args[0] is stmt.target:
                 self.emit(indent, f"{target} += {_src(expr.right)}")
             else:
                 self.emit(indent, f"{target} = {_src(expr)}")

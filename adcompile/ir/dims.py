@@ -47,6 +47,21 @@ def symbol(name):
     return Dim((((name,), 1),), 0)
 
 
+def symbol_name(dim):
+    """The name of the symbol ``dim`` is (``x.0``, ``max(x.0, y.0)``), or None for another form."""
+    if dim.offset == 0 and len(dim.terms) == 1:
+        (monomial, coefficient), = dim.terms
+        if coefficient == 1 and len(monomial) == 1:
+            return monomial[0]
+    return None
+
+
+def renamed(dim, names):
+    """``dim`` with each symbol ``s`` replaced by the symbol ``names.get(s, s)``."""
+    pairs = [(tuple(sorted(names.get(s, s) for s in monomial)), c) for monomial, c in dim.terms]
+    return _collect(pairs, dim.offset)
+
+
 def _collect(pairs, offset):
     terms = {}
     for monomial, coefficient in pairs:

@@ -19,7 +19,10 @@ built from them (``np.zeros(n)``) are known.
     shapes.same(a, b)     -> bool: provably equal shapes for every input, whenever both are read
     shapes.source(dim)    -> Python text computing the dim from the parameters, or None
     shapes.stable(var)    -> bool: every assignment of ``var`` gives it the same shape
+    shapes.same_at(a, b, stmt) -> None, or the products (``dim_equalities.py``) that make the
+                             shapes equal where ``stmt`` runs (() when ``same`` holds)
 """
+from .dim_equalities import ProductEqualities
 from .dims import Dim, add, constant, difference, format_dim, multiply, symbol
 from .indexing import items_with_atoms
 from .nodes import Assign, Const, For, Pop, Push, Var, While, walk
@@ -44,6 +47,7 @@ class ShapeMap:
         self._in_loops = {id(s) for loop in walk(fn.body) if isinstance(loop, (For, While))
                           for block in loop.blocks() for s in walk(block)}
         self._infer()
+        self._products = None
 
     # -- queries ---------------------------------------------------------------
 
@@ -57,6 +61,19 @@ class ShapeMap:
         if (isinstance(a, Var) and a.type.ndim) != (isinstance(b, Var) and b.type.ndim):
             return False
         return self.of(a) == self.of(b) and self._invariant(self.of(a))
+
+    def same_at(self, a, b, at):
+        """The matrix products whose contracted lengths, equal once they have run, make the
+        shapes of ``a`` and ``b`` equal where the statement ``at`` runs: () if ``same`` holds,
+        None if they are not provably equal there."""
+        if self.same(a, b):
+            return ()
+        if (isinstance(a, Var) and a.type.ndim) != (isinstance(b, Var) and b.type.ndim) \
+                or not (self._invariant(self.of(a)) and self._invariant(self.of(b))):
+            return None
+        if self._products is None:
+            self._products = ProductEqualities(self)
+        return self._products.proof(self.of(a), self.of(b), at)
 
     def stable(self, var):
         """Whether every assignment of ``var`` (and its value on entry, for a parameter) gives

@@ -2,6 +2,8 @@
 
 Fusion is on by default for the numba backend; ``adcompile.compile(f, fuse=False)`` or the
 environment variable ``ADCOMPILE_FUSE=0`` keep one numpy call per statement (for debugging).
+Whole-array writes of elementwise expressions (an optimizer's ``param[:, :] = param - lr * d_p``)
+become loops writing each element first (``slice_writes.py``); fusion then groups the rest.
 The Python backend is never fused: explicit loops run slowly in the interpreter (except with
 ``ADCOMPILE_FUSE=all``, for testing fusion with the backend that loads fast). After fusion, the
 buffers the loops allocate take the memory of dead temporaries of the same shape
@@ -9,9 +11,11 @@ buffers the loops allocate take the memory of dead temporaries of the same shape
 """
 import os
 
+from ..ir.clone import copy_function
 from ..ir.shapes import infer_shapes
 from .buffer_reuse import reuse_buffers
 from .fusion import fuse_loops
+from .slice_writes import write_slices_as_loops
 
 
 def fusion_enabled(fuse):
@@ -27,10 +31,14 @@ def lower_for_backend(fn, backend, fuse=None, parallel=False):
     fuse_python = os.environ.get("ADCOMPILE_FUSE") == "all"
     if (backend != "numba" and not fuse_python) or not fusion_enabled(fuse):
         return fn, {}
-    shapes = infer_shapes(fn)
-    lowered, loops = fuse_loops(fn, lambda _: shapes, parallel=parallel)
+    written = copy_function(fn)
+    writes = write_slices_as_loops(written, infer_shapes(written))
+    source = written if writes else fn
+    shapes = infer_shapes(source)
+    lowered, loops = fuse_loops(source, lambda _: shapes, parallel=parallel)
+    loops += writes
     if loops and os.environ.get("ADCOMPILE_REUSE", "1") != "0":
-        reuse_buffers(lowered, shapes)  # fuse_loops copied fn: its variables, and so their shapes, are fn's
+        reuse_buffers(lowered, shapes)  # fuse_loops copied source: its variables, and so their shapes, are source's
     if not loops or backend != "numba":
         return lowered if loops else fn, {}
     options = {"error_model": "numpy"}

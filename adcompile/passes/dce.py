@@ -21,7 +21,12 @@ updates of its elements, so accumulations into an adjoint read only for its shap
 
 And such a read is moved to an earlier value of the same shape where one is at hand
 (``np.zeros_like(np.log(p))`` reads ``p``), which can leave the value itself dead.
+
+A matrix product that a rewrite relied on for the equal lengths it checks
+(``ir/dim_equalities.py``) leaves, when dead, ``rt.check_matmul_shapes(a, b)`` in its place;
+such checks (primitives of kind CHECK) always stay.
 """
+from ..ir.dim_equalities import shape_check_for
 from ..ir.nodes import AccumItem, Assign, Comment, CustomCall, For, If, Pop, Push, SetItem, Var, While, walk
 from ..ir.primitives import Kind, primitive
 
@@ -72,6 +77,8 @@ def _live_roots(fn, aliases):
 
 def _is_live(stmt, live, aliases):
     if isinstance(stmt, (If, For, While, Comment)):
+        return True
+    if isinstance(stmt, Assign) and primitive(stmt.prim).has(Kind.CHECK):
         return True
     if isinstance(stmt, CustomCall):
         return any(aliases.find(v) in live for inner in walk([stmt]) for v in inner.writes())
@@ -191,6 +198,7 @@ def _sweep(block, live, shaped, aliases):
     for stmt in block:
         if isinstance(stmt, (Assign, SetItem, Push, Pop, CustomCall)) and not _is_live(stmt, live, aliases) \
                 and not _gives_shape(stmt, shaped, aliases):
+            kept.extend(filter(None, [shape_check_for(stmt)]))  # a product a rewrite relied on
             removed = True
             continue
         for inner in stmt.blocks():

@@ -13,17 +13,24 @@ one loop, which an assignment into overlapping elements would forbid.
 
 The whole-array form needs the contribution to have the zero-filled array's shape and dtype
 (``bv += c`` broadcasts ``c``; ``bv = c`` would not), proven by the symbolic shapes
-(``ir/shapes.py``) or, inside one block, by ``same_shape.py``. The accumulator is updated in place later, so it must own its buffer: the statement computing
+(``ir/shapes.py``), by the lengths a matrix product of the top-level block made equal before
+it (``ir/dim_equalities.py``; the product is marked so that, should it be dead, a check of
+those lengths stays in its place), or, inside one block, by ``same_shape.py``. The accumulator is updated in place later, so it must own its buffer: the statement computing
 the contribution assigns the accumulator directly when it makes a new array (an arithmetic
-operation) that nothing else reads; otherwise the accumulator gets a copy.
+operation) that nothing else reads; otherwise the accumulator gets a copy, or only names the
+contribution's memory when neither is ever written again and the accumulator is only read.
 """
+from ..ir.dim_equalities import CHECK_MARK
+from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Var, walk
-from ..ir.primitives import Kind, primitive
+from ..ir.primitives import Kind, primitive, template_for
 from ..ir.shapes import infer_shapes
 from .same_shape import same_in_block
 from .uses import Uses
 
 _NEW_ARRAY = {"add", "sub", "mul", "div", "neg", "pow", "matmul"}
+# Their result is their first argument's buffer or a new array: new if the argument is.
+_SAME_BUFFER = ("unbroadcast", "transpose")
 
 
 def _allocates(stmt):
@@ -31,7 +38,9 @@ def _allocates(stmt):
     spec = primitive(stmt.prim)
     if stmt.prim in _NEW_ARRAY:
         return True
-    return spec.has(Kind.ELEMENTWISE) and isinstance(spec.template, str) and spec.template.startswith("np.")
+    if not (spec.has(Kind.ELEMENTWISE) and stmt.target.type.ndim):
+        return False
+    return template_for(stmt.prim, [a.type for a in stmt.args], stmt.params).startswith("np.")
 
 
 def _mentioned(stmt):
@@ -43,12 +52,22 @@ def _mentioned(stmt):
 class _FirstContributions:
     def __init__(self, fn):
         self.shapes = infer_shapes(fn)
+        self.copies = []  # the copies the rewrites made, in case one need not copy
+        self.facts(fn)
+        self.changed = False
+
+    def facts(self, fn):
         self.uses = Uses(fn)
-        self.definitions = {}
-        for stmt in walk(fn.body):
+        self.definitions, self.readers = {}, {}
+        self.statements = list(walk(fn.body))
+        for stmt in self.statements:
             if isinstance(stmt, Assign):
                 self.definitions.setdefault(stmt.target, []).append(stmt)
-        self.changed = False
+            for atom in stmt.reads():
+                if isinstance(atom, Var):
+                    self.readers.setdefault(atom, []).append(stmt)
+        self.results = {atom for atom in fn.results if isinstance(atom, Var)}
+        self.roots = memory_roots(fn.body, fn.params)
 
     def block(self, block):
         for stmt in block:
@@ -77,18 +96,70 @@ class _FirstContributions:
                 and touch.args[0] is var and touch.args[1] is not var):
             return False
         contribution = touch.args[1]
-        if contribution.type != var.type \
-                or not same_in_block(self.shapes, block, zero_at, first, contribution, zeros.args[0]):
+        if contribution.type != var.type:
             return False
+        products = self.shapes.same_at(contribution, zeros.args[0], touch)
+        if products is None and not same_in_block(self.shapes, block, zero_at, first, contribution, zeros.args[0]):
+            return False
+        for product in products or ():  # should dead-code elimination drop it, a check stays
+            product.params = {**product.params, CHECK_MARK: True}
         computed_at = self.owned_definition(block, zero_at, first, contribution) if var.type.ndim else None
         if computed_at is not None:  # `bv = <its computation>`: the accumulator takes its buffer
             block[computed_at].target = var
             rewritten[first] = None
         else:
-            prim = "copy" if var.type.ndim else "alias"
-            rewritten[first] = Assign(var, prim, [contribution], loc=touch.loc)
+            rewritten[first] = Assign(var, "copy" if var.type.ndim else "alias", [contribution], loc=touch.loc)
+            self.copies.append(rewritten[first])
         rewritten[zero_at] = None
         return True
+
+    def uncopy(self, fn):
+        """Make each copy the rewrites left a mere name for the contribution where it may be."""
+        self.facts(fn)
+        for stmt in self.copies:
+            if stmt.prim == "copy" and self.may_share(stmt):
+                stmt.prim = "alias"
+
+    def may_share(self, copy):
+        """Whether the accumulator the statement ``copy`` assigns may simply name the
+        contribution's memory: nothing else writes it, it is only read (no view of it escapes
+        into a result or is written), and nothing writes the contribution's memory."""
+        var, contribution = copy.target, copy.args[0]
+        if any(var in stmt.writes() for stmt in self.statements if stmt is not copy):
+            return False
+        if not self.only_read(var):
+            return False
+        written = set()
+        for mutated in self.uses.mutated:
+            written |= self.memory(mutated)
+        return not self.memory(contribution) & written
+
+    def only_read(self, var, depth=0):
+        """Whether ``var``'s value is only read: not a result, and every view of it too."""
+        if var in self.results or depth > 8:
+            return False
+        for stmt in self.readers.get(var, ()):
+            if not isinstance(stmt, Assign) or stmt.inplace:
+                return False
+            if primitive(stmt.prim).has(Kind.VIEW) and not (
+                    self.uses.defs.get(stmt.target) == 1 and stmt.target not in self.uses.mutated
+                    and self.only_read(stmt.target, depth + 1)):
+                return False
+        return True
+
+    def memory(self, atom):
+        """The arrays whose memory ``atom`` may be: the ones it views, and for an ``unbroadcast``
+        result (which may be its argument itself) its argument's."""
+        if not isinstance(atom, Var):
+            return set()
+        found, pending = set(), [atom]
+        while pending:
+            var = pending.pop()
+            for root in sharing({var}, self.roots) - found:
+                found.add(root)
+                pending.extend(stmt.args[0] for stmt in self.definitions.get(root, ())
+                               if stmt.prim == "unbroadcast" and isinstance(stmt.args[0], Var))
+        return found
 
     def owned_definition(self, block, zero_at, first, atom):
         """The position, between the zero fill and the accumulation, of the statement giving
@@ -101,18 +172,20 @@ class _FirstContributions:
     def owned(self, atom, between):
         """Whether ``atom`` is a new array, computed by a statement in ``between`` (so each run
         of the accumulation has its own) and read only once. ``unbroadcast(g, v)`` is ``g``
-        itself or a new array, so it is new if ``g`` is."""
+        itself or a new array, so it is new if ``g`` is; ``g.T`` views only ``g``'s buffer."""
         if not isinstance(atom, Var) or atom in self.uses.params or atom in self.uses.mutated:
             return False
         definitions = self.definitions.get(atom, [])
         if len(definitions) != 1 or self.uses.reads.get(atom, 0) != 1 or id(definitions[0]) not in between:
             return False
         stmt = definitions[0]
-        return _allocates(stmt) or (stmt.prim == "unbroadcast" and self.owned(stmt.args[0], between))
+        return _allocates(stmt) or (stmt.prim in _SAME_BUFFER and self.owned(stmt.args[0], between))
 
 
 def assign_first_contributions(fn):
     """Rewrite ``fn`` in place; returns True if anything changed."""
     rewriter = _FirstContributions(fn)
     rewriter.block(fn.body)
+    if rewriter.copies:
+        rewriter.uncopy(fn)
     return rewriter.changed

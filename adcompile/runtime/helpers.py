@@ -40,6 +40,8 @@ __all__ = [
     "scatter_add",
     "scatter_add2",
     "matmul",
+    "check_matmul_shapes",
+    "may_share_memory",
     "range_len",
     "new_tape",
     "push",
@@ -198,6 +200,27 @@ def matmul(a, b):
     Mixed float32/float64 inputs give float64 (numpy promotion).
     """
     return a @ b
+
+
+def check_matmul_shapes(a, b):
+    """Raise as ``a @ b`` would when the contracted axes differ in length; else True.
+
+    Stands in for a product that dead-code elimination removed after a rewrite relied on it
+    having checked these lengths (``ir/dim_equalities.py``).
+    """
+    contracted = b.shape[max(b.ndim - 2, 0)]
+    if a.shape[a.ndim - 1] != contracted:
+        raise ValueError("matmul: shapes not aligned (the contracted axes differ in length)")
+    return True
+
+
+def may_share_memory(a, b):
+    """Whether the memory of arrays ``a`` and ``b`` may overlap (their address ranges do).
+
+    A loop that writes ``a`` element by element while reading ``b`` runs only when they
+    cannot (``lowering/slice_writes.py``); numpy's ``may_share_memory``, which numba lacks.
+    """
+    return bool(np.may_share_memory(a, b))
 
 
 def diag_adjoint(g, x):

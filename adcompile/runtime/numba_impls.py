@@ -610,6 +610,48 @@ def _batched_matmul(a, b):
     return impl
 
 
+@overload(helpers.check_matmul_shapes, jit_options=_OPTS)
+def _ol_check_matmul_shapes(a, b):
+    if not (_is_array(a) and _is_array(b)):
+        return _fail("check_matmul_shapes", a, b)
+    an, contracted_axis = a.ndim, max(b.ndim - 2, 0)
+
+    def impl(a, b):
+        if a.shape[an - 1] != b.shape[contracted_axis]:
+            raise ValueError("matmul: shapes not aligned (the contracted axes differ in length)")
+        return True
+
+    return impl
+
+
+@_kernel
+def _address_range(start, shape, strides, itemsize):
+    """[low, high) of the bytes an array with this start address, shape and strides touches."""
+    low, high = start, start + itemsize
+    for axis in range(len(shape)):
+        reach = (shape[axis] - 1) * strides[axis]
+        if reach < 0:
+            low += reach
+        else:
+            high += reach
+    return low, high
+
+
+@overload(helpers.may_share_memory, jit_options=_OPTS)
+def _ol_may_share_memory(a, b):
+    if not (_is_array(a) and _is_array(b)):
+        return _fail("may_share_memory", a, b)
+
+    def impl(a, b):
+        if a.size == 0 or b.size == 0:
+            return False
+        a_low, a_high = _address_range(a.ctypes.data, a.shape, a.strides, a.itemsize)
+        b_low, b_high = _address_range(b.ctypes.data, b.shape, b.strides, b.itemsize)
+        return a_low < b_high and b_low < a_high
+
+    return impl
+
+
 @overload(helpers.matmul, jit_options=_OPTS)
 def _ol_matmul(a, b):
     if _is_array(a) and _is_array(b) and 3 in (a.ndim, b.ndim) and min(a.ndim, b.ndim) >= 2:

@@ -13,11 +13,10 @@ def logistic_loss_grad(w, X, y):
     _t_5 = np.log(p)
     _t_6 = y * _t_5
     # backward
-    bw = np.zeros_like(w)
     # grad of: return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
     _t_16 = rt.broadcast_to_shape(-1.0 / float(_t_6.size), _t_6)
     bp = -rt.div_nz(rt.unbroadcast(_t_16 * (1 - y), _t), 1 - p)
     bp += rt.div_nz(rt.unbroadcast(_t_16 * y, _t_5), p)
     # grad of: p = 1.0 / (1.0 + np.exp(-(X @ w)))
-    bw += rt.matmul(X.T, rt.mul_nz(rt.div_nz(bp, _t_3), p) * _t_2)
+    bw = rt.matmul(X.T, rt.mul_nz(rt.div_nz(bp, _t_3), p) * _t_2)
     return bw,

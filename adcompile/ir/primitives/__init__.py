@@ -28,12 +28,13 @@ the questions the rest of the compiler asks it (``PRIMITIVES[name].forward_rule`
     bookkeeping.py  reverse mode's placeholders, tapes and trip counts
     building.py     broadcast_to a shape, triu/tril, split's section length
     order_statistics.py  argsort of each row (median, percentile along an axis)
+    checks.py       run-time checks left in generated code: a dead product's lengths, memory overlap
     batching_rules.py    how each primitive acts on values with a trailing batch axis
 """
 from . import arithmetic, arrays, bookkeeping, conversions, creation, elementwise, linalg, logic  # noqa: F401
 from . import reductions  # noqa: F401
 from . import building, gathers, linalg_decompositions, linalg_solve, order_statistics  # noqa: F401
-from . import scans, signals, special  # noqa: F401
+from . import checks, scans, signals, special  # noqa: F401
 from .batching_rules import install_batch_rules
 from .emission import placeholder_text, template_for
 from .record import ALL_ARGUMENTS, PRIMITIVES, Kind, Primitive, has_kind, names_of_kind, primitive, result_type

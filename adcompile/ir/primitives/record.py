@@ -26,6 +26,7 @@ class Kind(enum.Enum):
     NEVER_MERGED = "never merged by CSE: a fresh allocation (may be written to) or a deliberate alias"
     RULE_ONLY = "emitted by derivative rules (or reverse-mode bookkeeping) only, never by the frontend"
     BOOKKEEPING = "reverse-mode bookkeeping (tapes, placeholders, trip counts): not a computation on values"
+    CHECK = "a run-time check that raises on arguments that do not fit: kept though nothing reads its result"
     CONSTANT_FOLDED = "the frontend evaluates it on a constant argument with math.<name> at compile time"
 
 

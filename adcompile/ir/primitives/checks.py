@@ -1,0 +1,16 @@
+"""Run-time checks that passes and the lowering leave in generated code.
+
+    check_matmul_shapes   raises as ``a @ b`` would when the contracted lengths differ: left
+                          in place of a dead product a rewrite relied on (ir/dim_equalities.py)
+    may_share_memory      whether two arrays' memory may overlap: decides whether a loop may
+                          write one while reading the other (lowering/slice_writes.py)
+"""
+from ..types import Type
+from .declare import CHECK, NON_DIFFERENTIABLE, RULE_ONLY, define
+from .type_rules import fixed
+
+_PREDICATE = fixed(Type("b1"))
+
+define("check_matmul_shapes", _PREDICATE, "rt.check_matmul_shapes(_0, _1)",
+       kinds={CHECK, NON_DIFFERENTIABLE, RULE_ONLY}, shape_only=(0, 1))
+define("may_share_memory", _PREDICATE, "rt.may_share_memory(_0, _1)", kinds={NON_DIFFERENTIABLE, RULE_ONLY})
