@@ -67,10 +67,10 @@ def main(workload_name, key, size):
     wanted = tuple(peer for builder, peer in harness.BUILDERS if builder == key and peer)
     implementation, = harness.build_implementations(workload, workload.make_inputs(size),
                                                     peers.discover(wanted, quiet=True), only_key=key)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     implementation.gradient()
-    seconds = time.perf_counter() - start
-    print(json.dumps({"seconds": seconds, "tier": adcompile_tier(implementation)}))
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
+    print(json.dumps({"seconds": seconds, "cpu_seconds": cpu_seconds, "tier": adcompile_tier(implementation)}))
 
 
 def adcompile_tier(implementation):
