@@ -1,8 +1,9 @@
-"""The runtime helpers' numba code is cached on disk in adcompile's cache folder.
+"""numba's disk cache lives in adcompile's cache folder: generated functions' and runtime helpers'.
 
 A new process compiling a new function with a cache folder that already holds the helpers
 compiles no helper again (counted with numba's compile events); the files live under
 ``<cache>/__pycache__/runtime-<digest>``, not next to the package (which may be read-only);
+a generated function's files go to ``<cache>/__pycache__`` even when ``NUMBA_CACHE_DIR`` is set;
 a damaged helper file costs a recompilation, never a failed compile. The test across processes
 is slow (the first process compiles every helper it needs: about a minute on 2 busy cores).
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import adcompile
 from adcompile.backend import numba_cache
 from adcompile.runtime import helper_cache
 
@@ -68,6 +70,19 @@ def test_the_helpers_cache_goes_to_the_cache_folder_not_next_to_the_package():
         folder = Path(kernel._cache.cache_path)
         assert folder.name == f"runtime-{helper_cache.runtime_digest()}" and folder.parent.name == "__pycache__"
         assert helper_cache.RUNTIME_FOLDER not in folder.parents
+
+
+def halved_sum(x):
+    return np.sum(x) * 0.5
+
+
+def test_numba_cache_dir_does_not_move_a_generated_functions_cache(tmp_path, monkeypatch):
+    import numba  # lazy: numba takes ~0.3 s to import
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "numba"))
+    monkeypatch.setenv("ADCOMPILE_CACHE_DIR", str(tmp_path / "cache"))
+    assert adcompile.compile(halved_sum, backend="numba", tiered=False)(np.arange(4.0)) == 3.0
+    assert list((tmp_path / "cache" / "__pycache__").glob("halved_sum_*.nbi"))
+    assert not (tmp_path / "numba").exists()
 
 
 @pytest.mark.slow

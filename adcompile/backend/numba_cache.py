@@ -3,7 +3,9 @@
 numba's own ``FunctionCache`` raises (``UnpicklingError``) on a truncated or corrupted index
 (``.nbi``) or data (``.nbc``) file, and would load machine code with flipped bits. Here every
 cache file of a generated function starts with the sha256 of the rest: a file that does not
-match is a cache miss, and numba compiles again and overwrites it.
+match is a cache miss, and numba compiles again and overwrites it. The files always go to
+``__pycache__`` next to the generated module, in adcompile's cache folder, even when
+``NUMBA_CACHE_DIR`` names another folder: the trust checks and ``clear_cache`` cover only that one.
 
 The runtime helpers' cache files (``runtime/helper_cache.py``) are written by numba's own cache
 (an overload's implementation gets no other), so they cannot carry a checksum: a compilation that
@@ -16,7 +18,8 @@ import io
 import pickle
 
 import numba
-from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core import caching
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
 
 from ..runtime.helper_cache import cached_helper_files
 
@@ -64,8 +67,14 @@ class _ChecksummedCacheFile(IndexDataCacheFile):
         return pickle.loads(self._verified_payload(self._data_path(name)))
 
 
+class _NextToTheGeneratedModule(CompileResultCacheImpl):
+    """numba's cache implementation, with only the locator of ``<module folder>/__pycache__``."""
+    _locator_classes = [getattr(caching, "InTreeCacheLocator", None) or caching._InTreeCacheLocator]
+
+
 class CheckedFunctionCache(FunctionCache):
     """A ``FunctionCache`` whose damaged or unloadable entries are cache misses."""
+    _impl_class = _NextToTheGeneratedModule
 
     def __init__(self, py_func):
         super().__init__(py_func)
