@@ -1,6 +1,6 @@
 """First-call time of one workload's gradient in a fresh Python process.
 
-    python benchmarks/first_call.py WORKLOAD KEY SIZE    # prints {"seconds": ...}
+    python benchmarks/first_call.py WORKLOAD KEY SIZE    # prints {"seconds": ..., "cpu_seconds": ...}
 
 The child process imports the libraries, builds the inputs and the implementation (nothing is
 compiled yet: adcompile, numba and JAX compile on the first call), then times that first
@@ -8,7 +8,11 @@ gradient call, compilation included. adcompile's first call is tiered as a user'
 ``ADCOMPILE_TIERED=0``): code without loops answers from its generated Python while numba
 compiles in the background; the child prints which tier ran. The parent gives adcompile a fresh
 ``ADCOMPILE_CACHE_DIR`` (cold) or reuses one (warm disk cache); JAX and numba start from
-nothing in every new process.
+nothing in every new process. ``cpu_seconds`` is the process's CPU time during that call (numba's
+background compilation included): on a shared machine it varies far less than the wall time.
+With ``ADCOMPILE_TIERED=0`` and a fresh cache folder that already holds the runtime helpers'
+numba code (``<cache>/__pycache__/runtime-*``, copied from an earlier run), it measures what a
+new function costs to compile.
 """
 import json
 import os
@@ -67,10 +71,10 @@ def main(workload_name, key, size):
     wanted = tuple(peer for builder, peer in harness.BUILDERS if builder == key and peer)
     implementation, = harness.build_implementations(workload, workload.make_inputs(size),
                                                     peers.discover(wanted, quiet=True), only_key=key)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     implementation.gradient()
-    seconds = time.perf_counter() - start
-    print(json.dumps({"seconds": seconds, "tier": adcompile_tier(implementation)}))
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
+    print(json.dumps({"seconds": seconds, "cpu_seconds": cpu_seconds, "tier": adcompile_tier(implementation)}))
 
 
 def adcompile_tier(implementation):

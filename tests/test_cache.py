@@ -256,14 +256,14 @@ def test_a_new_cache_folder_is_private(cache):
     f = load_f()
     assert f(1.5) == 3.0
     assert cache.stat().st_mode & 0o777 == 0o700
-    assert os.path.dirname(f.__code__.co_filename) == str(cache)
+    assert os.path.dirname(f.py_func.__code__.co_filename) == str(cache)
 
 
 def assert_falls_back(cache, reason):
     with pytest.warns(UserWarning, match=reason):
         f = load_f()
     assert f(1.5) == 3.0
-    folder = os.path.dirname(f.__code__.co_filename)
+    folder = os.path.dirname(f.py_func.__code__.co_filename)
     assert folder != str(cache)
     assert os.stat(folder).st_uid == os.getuid() and os.stat(folder).st_mode & 0o777 == 0o700
     assert not list(cache.glob("*.py"))
@@ -300,14 +300,14 @@ def test_a_folder_owned_by_another_user_is_not_used(cache):
 
 @needs_root
 def test_a_generated_file_owned_by_another_user_is_replaced(cache):
-    path = load_f().__code__.co_filename
+    path = load_f().py_func.__code__.co_filename
     os.chown(path, OTHER_USER, OTHER_USER)
     f = load_f()
     assert f(1.5) == 3.0 and os.stat(path).st_uid == os.getuid()
 
 
 def test_a_generated_file_writable_by_others_is_replaced(cache):
-    path = load_f().__code__.co_filename
+    path = load_f().py_func.__code__.co_filename
     os.chmod(path, 0o666)
     with open(path, "a") as handle:
         handle.write("f = None\n")  # what another user could have planted
@@ -331,7 +331,7 @@ def test_numba_cache_files_owned_by_another_user_are_removed(cache):
 
 
 def test_clear_cache_removes_generated_and_numba_files_only(cache):
-    path = load_f().__code__.co_filename
+    path = load_f().py_func.__code__.co_filename
     (cache / "__pycache__").mkdir()
     (cache / "__pycache__" / "f_0123456789abcdef.f-4.py311.nbi").write_bytes(b"")
     (cache / "notes.txt").write_text("not ours")
@@ -344,7 +344,7 @@ def test_disabled_cache_writes_to_a_private_temporary_folder(cache, monkeypatch)
     monkeypatch.setenv("ADCOMPILE_DISABLE_CACHE", "1")
     f = load_f()
     assert f(1.5) == 3.0
-    folder = os.path.dirname(f.__code__.co_filename)
+    folder = os.path.dirname(f.py_func.__code__.co_filename)
     assert folder != str(cache) and os.stat(folder).st_mode & 0o777 == 0o700
     assert cache_folder.cache_location() == (cache_folder.Path(folder), False)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import version
+from ..runtime.helper_cache import folder_digest
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _code_digest = None
@@ -23,11 +24,7 @@ def _adcompile_code_digest():
     """sha256 over the runtime helpers and the backend, computed once per process."""
     global _code_digest
     if _code_digest is None:
-        digest = hashlib.sha256()
-        for folder in (_PACKAGE / "runtime", _PACKAGE / "backend"):
-            for path in sorted(folder.glob("*.py")):
-                digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-        _code_digest = digest.hexdigest()
+        _code_digest = folder_digest([_PACKAGE / "runtime", _PACKAGE / "backend"])
     return _code_digest
 
 

@@ -10,6 +10,10 @@ compilation. numba is imported here, lazily, at the first compile.
 Run as Python (``backend="python"``, and the first tier of ``tiers.py``), the generated code's
 runtime helpers ``rt`` are numba-free (``runtime/zero_safe_numpy.py``), so it never waits for numba.
 
+Both backends follow numpy's rules for a division by zero (inf or nan, never an exception): numba
+compiles with ``error_model="numpy"`` (unless the caller asks otherwise), and the Python backend
+gets its scalar arguments as numpy scalars (:mod:`.numpy_scalars`).
+
 ``load`` is thread-safe; it is cheap (numba compiles at the first call, under its own lock).
 """
 import importlib.util
@@ -18,14 +22,19 @@ import threading
 
 # cache_dir is imported from here by function_checks
 from .cache_folder import NUMBA_SUBFOLDER, cache_dir, cache_location, on_clear  # noqa: F401
+from ..runtime.helper_cache import use_cache_folder
 from ..runtime.zero_safe_numpy import python_helpers
 from .cache_key import module_file_name
+from .numpy_scalars import with_numpy_scalar_arguments
 from .source_files import discard_numba_cache, ensure_source_file
 
 BACKENDS = ("numba", "python")
 
 _lock = threading.Lock()
 _loaded = {}
+
+# the runtime helpers' numba cache goes into the cache folder too (see runtime/helper_cache.py)
+use_cache_folder(lambda: cache_location()[0] / NUMBA_SUBFOLDER)
 
 
 @on_clear
@@ -54,12 +63,12 @@ def _numba_compiled(fn, path, persistent, options):
     import numba  # lazy: numba takes ~0.3 s to import
 
     from ..runtime import numba_impls  # noqa: F401  (lazy: registers the helpers' numba versions)
+    from .numba_cache import njit_with_disk_cache, recompiling_after_damaged_helper_files  # lazy: imports numba
     if not persistent:
-        return numba.njit(cache=False, **options)(fn)
-    from .numba_cache import njit_with_disk_cache  # lazy: numba takes ~0.3 s to import
+        return recompiling_after_damaged_helper_files(numba.njit(cache=False, **options)(fn))
     (path.parent / NUMBA_SUBFOLDER).mkdir(mode=0o700, exist_ok=True)
     discard_numba_cache(path, only_untrusted=True)
-    return njit_with_disk_cache(fn, **options)
+    return recompiling_after_damaged_helper_files(njit_with_disk_cache(fn, **options))
 
 
 def load(source, name, backend="numba", options=None):
@@ -67,7 +76,7 @@ def load(source, name, backend="numba", options=None):
     ``numba.njit`` ``options``, e.g. those the fused loops of ``lowering/`` ask for)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (use 'numba' or 'python')")
-    options = dict(options or {})
+    options = {"error_model": "numpy", **(options or {})}
     with _lock:
         folder, persistent = cache_location()
         key = (source, name, backend, folder, tuple(sorted(options.items())))
@@ -80,7 +89,9 @@ def load(source, name, backend="numba", options=None):
             fn = getattr(module, name)
             if backend == "numba":
                 fn = _numba_compiled(fn, path, persistent, options)
-            elif hasattr(module, "rt"):  # run as Python: the zero-safe products in numpy, not numba's
-                module.rt = python_helpers()
+            else:
+                if hasattr(module, "rt"):  # run as Python: the zero-safe products in numpy, not numba's
+                    module.rt = python_helpers()
+                fn = with_numpy_scalar_arguments(fn)
             _loaded[key] = fn
         return fn

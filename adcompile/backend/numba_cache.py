@@ -2,8 +2,15 @@
 
 numba's own ``FunctionCache`` raises (``UnpicklingError``) on a truncated or corrupted index
 (``.nbi``) or data (``.nbc``) file, and would load machine code with flipped bits. Here every
-cache file starts with the sha256 of the rest: a file that does not match is a cache miss, and
-numba compiles again and overwrites it. Importing this module imports numba.
+cache file of a generated function starts with the sha256 of the rest: a file that does not
+match is a cache miss, and numba compiles again and overwrites it. The files always go to
+``__pycache__`` next to the generated module, in adcompile's cache folder, even when
+``NUMBA_CACHE_DIR`` names another folder: the trust checks and ``clear_cache`` cover only that one.
+
+The runtime helpers' cache files (``runtime/helper_cache.py``) are written by numba's own cache
+(an overload's implementation gets no other), so they cannot carry a checksum: a compilation that
+fails looks for helper files that do not unpickle, removes them and compiles once more.
+Importing this module imports numba.
 """
 import contextlib
 import hashlib
@@ -11,7 +18,10 @@ import io
 import pickle
 
 import numba
-from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core import caching
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
+
+from ..runtime.helper_cache import cached_helper_files
 
 _DIGEST_SIZE = hashlib.sha256().digest_size
 
@@ -57,8 +67,14 @@ class _ChecksummedCacheFile(IndexDataCacheFile):
         return pickle.loads(self._verified_payload(self._data_path(name)))
 
 
+class _NextToTheGeneratedModule(CompileResultCacheImpl):
+    """numba's cache implementation, with only the locator of ``<module folder>/__pycache__``."""
+    _locator_classes = [getattr(caching, "InTreeCacheLocator", None) or caching._InTreeCacheLocator]
+
+
 class CheckedFunctionCache(FunctionCache):
     """A ``FunctionCache`` whose damaged or unloadable entries are cache misses."""
+    _impl_class = _NextToTheGeneratedModule
 
     def __init__(self, py_func):
         super().__init__(py_func)
@@ -79,4 +95,45 @@ def njit_with_disk_cache(fn, **options):
     if not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT=1: numba returned fn itself
         return dispatcher
     dispatcher._cache = CheckedFunctionCache(dispatcher.py_func)  # what enable_caching() sets
+    return dispatcher
+
+
+def _unpickles(path):
+    """Whether numba's cache file ``path`` (an index: a version, then a pickle) still unpickles."""
+    try:
+        with open(path, "rb") as handle:
+            if path.suffix == ".nbi":
+                pickle.load(handle)
+            pickle.loads(handle.read())
+    except FileNotFoundError:
+        pass
+    except Exception:  # whatever garbage makes pickle raise
+        return False
+    return True
+
+
+def discard_damaged_helper_files():
+    """Remove the helpers' cache files that do not unpickle; the removed paths."""
+    damaged = [path for path in cached_helper_files() if path.suffix in (".nbi", ".nbc") and not _unpickles(path)]
+    for path in damaged:
+        path.unlink(missing_ok=True)
+    return damaged
+
+
+def recompiling_after_damaged_helper_files(dispatcher):
+    """``dispatcher``, whose compilation, if it fails while a helper's cache file is damaged,
+    discards the damaged files and compiles once more (numba then rebuilds them)."""
+    if not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT=1: numba returned fn itself
+        return dispatcher
+    compile_signature = dispatcher.compile
+
+    def compile(signature):
+        try:
+            return compile_signature(signature)
+        except Exception:
+            if not discard_damaged_helper_files():
+                raise
+            return compile_signature(signature)
+
+    dispatcher.compile = compile
     return dispatcher

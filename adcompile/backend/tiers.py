@@ -91,7 +91,7 @@ class TieredFunction:
         whose lines an error's traceback or numba's message point into."""
         if self.dispatcher is not None and (self.machine_code is not None or self.error is not None):
             return self.dispatcher.py_func
-        return self.python_function
+        return self.python_function.py_func  # (loader.load's Python functions name theirs)
 
     def __call__(self, *args):
         machine_code = self.machine_code

@@ -17,6 +17,10 @@ import numba.
 """
 from numba import vectorize
 
+from . import helper_cache
+
+helper_cache.install_locator()  # before cache=True below: the files go to adcompile's cache
+
 _SIGNATURES = ["float32(float32, float32)", "float64(float64, float64)"]  # numpy picks the first loop that fits
 
 

@@ -27,13 +27,19 @@ from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from . import helpers
+from . import helper_cache, helpers
 from . import special_kernels  # noqa: F401  (registers the special functions' numba versions)
 
-# Options for the overload implementations (kept empty: non-default options
-# made compiling the callers measurably slower) and for the kernels (the numpy
-# error model makes float division by zero give inf/nan, as in numpy).
-_OPTS = {}
+helper_cache.install_locator()  # before the first cache=True below: the files go to adcompile's cache
+
+# Options for the overload implementations and for the kernels (the numpy error
+# model makes float division by zero give inf/nan, as in numpy). The overloads
+# are cached on disk like the kernels (see helper_cache.py): numba keys each
+# compiled implementation by its signature and the values of its closure, so a
+# closure must hold only values that pickle the same in every process (numbers,
+# dtypes, types), never a numba function (a dispatcher pickles with a
+# per-process id, which would make every process miss and add an entry).
+_OPTS = {"cache": True}
 _kernel = njit(cache=True, nogil=True, error_model="numpy")
 # Summation kernels may reassociate additions so that LLVM can vectorise them
 # (numpy's own pairwise summation does not add up sequentially either).
@@ -406,9 +412,26 @@ def _red_min(xf, outer, n, inner, out):
                 out[ob + i] = _take_min(out[ob + i], xf[xb + i])
 
 
-def _register_reduction(pyfunc, np_reduce, kernel, name):
+_REDUCTION_KERNELS = (_red_sum, _red_mean, _red_prod, _red_max, _red_min)
+
+
+def _reduce_flat(kind, xf, outer, n, inner, out):
+    """Internal: ``_REDUCTION_KERNELS[kind](xf, outer, n, inner, out)``; ``kind`` a constant."""
+    raise NotImplementedError  # only used from numba
+
+
+@overload(_reduce_flat)
+def _ol_reduce_flat(kind, xf, outer, n, inner, out):
+    if not isinstance(kind, types.IntegerLiteral):
+        raise errors.RequireLiteralValue(kind)  # numba retries with the literal
+    kernel = _REDUCTION_KERNELS[kind.literal_value]
+    return lambda kind, xf, outer, n, inner, out: kernel(xf, outer, n, inner, out)
+
+
+def _register_reduction(pyfunc, np_reduce, kind, name):
     """Register the overload of an ``*_axis`` helper (``np_reduce`` fixes the
-    result dtype, ``kernel(xflat, outer, n, inner, out)`` does the work)."""
+    result dtype, ``_REDUCTION_KERNELS[kind](xflat, outer, n, inner, out)`` does
+    the work; the closure holds the number ``kind``, not the kernel: see _OPTS)."""
 
     @overload(pyfunc, jit_options=_OPTS)
     def _ol(x, axis):
@@ -425,7 +448,7 @@ def _register_reduction(pyfunc, np_reduce, kernel, name):
                     raise ValueError("axis out of range")
                 xc = np.ascontiguousarray(x)
                 out = np.empty(1, res_dt)
-                kernel(xc, 1, xc.shape[0], 1, out)
+                _reduce_flat(kind, xc, 1, xc.shape[0], 1, out)
                 return out[0]
 
             return impl1
@@ -448,17 +471,16 @@ def _register_reduction(pyfunc, np_reduce, kernel, name):
                     j += 1
             xc = np.ascontiguousarray(x)
             out = np.empty(outer * inner, res_dt)
-            kernel(xc.reshape(xc.size), outer, x.shape[a], inner, out)
+            _reduce_flat(kind, xc.reshape(xc.size), outer, x.shape[a], inner, out)
             return out.reshape(to_fixed_tuple(oshape, ndm1))
 
         return impl
 
 
-_register_reduction(helpers.sum_axis, np.sum, _red_sum, "sum_axis")
-_register_reduction(helpers.mean_axis, np.mean, _red_mean, "mean_axis")
-_register_reduction(helpers.prod_axis, np.prod, _red_prod, "prod_axis")
-_register_reduction(helpers.max_axis, np.max, _red_max, "max_axis")
-_register_reduction(helpers.min_axis, np.min, _red_min, "min_axis")
+for _kind, (_helper, _np_reduce) in enumerate(((helpers.sum_axis, np.sum), (helpers.mean_axis, np.mean),
+                                               (helpers.prod_axis, np.prod), (helpers.max_axis, np.max),
+                                               (helpers.min_axis, np.min))):
+    _register_reduction(_helper, _np_reduce, _kind, _helper.__name__)
 
 
 # -------------------------------------------------------------------- scatter

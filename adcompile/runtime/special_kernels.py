@@ -13,7 +13,9 @@ import numpy as np
 from numba import njit, types, vectorize
 from numba.extending import overload
 
-from . import special
+from . import helper_cache, special
+
+helper_cache.install_locator()  # before cache=True below: the files go to adcompile's cache
 
 _UNARY = ["float32(float32)", "float64(float64)"]
 _BINARY = ["float32(float32, float32)", "float64(float64, float64)"]
