@@ -357,6 +357,26 @@ def test_float32_loop_with_python_number_literals(backend):
         np.testing.assert_allclose(g, _fd_grad(float32_loop_with_literals, args64, k), rtol=2e-3, atol=1e-4)
 
 
+def float32_array_widened_in_a_branch(A, y):
+    A = 0.5 * A + np.sin(A[::-1])
+    if np.sum(y) > 0.0:
+        A = 0.5 * A + np.ones((4, 3))  # float64: A is float64 after the branch
+    return np.sum(A * A)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["branch taken", "branch not taken"])
+def test_float32_array_widened_in_a_branch(backend, sign):
+    """The array assigned before the branch is converted to the wider dtype (numba cannot give
+    one variable float32 and float64 arrays)."""
+    A, y = rand(4, 3, dtype=np.float32), sign * np.abs(rand(3, dtype=np.float32))
+    f = compiled(float32_array_widened_in_a_branch, backend)
+    np.testing.assert_allclose(f(A, y), float32_array_widened_in_a_branch(A, y), rtol=1e-5)
+    gA = adcompile.grad(f)(A, y)
+    args64 = [A.astype(np.float64), y.astype(np.float64)]
+    np.testing.assert_allclose(gA, _fd_grad(float32_array_widened_in_a_branch, args64, 0), rtol=2e-3, atol=1e-4)
+
+
 def test_mixed_precision_arguments():
     x = rand(3, dtype=np.float32)
     w = rand(3)

@@ -207,7 +207,10 @@ class Translator(StatementTranslation, ExpressionTranslation):
             if target.type != value.type:
                 self.widen(target.type, value.type, node)
         self.env[name] = target
-        if not self.retarget(value, target):
+        if target.type != value.type and target.type.ndim:  # widened for a later assignment (float32 -> float64):
+            # numba unifies a variable's scalar types, not its array dtypes
+            self.block.append(Assign(target, "as_dtype", [value], {"dtype": target.type.dtype}, loc=self.loc))
+        elif not self.retarget(value, target):
             self.block.append(Assign(target, "alias", [value], loc=self.loc))
 
     def retarget(self, value, target):

@@ -7,7 +7,8 @@
 - ``discarded``: the program is not a fair test at this point (plain Python raised or gave
   non-finite or huge values, or its finite differences are not self-consistent: a kink);
 - ``wrong``: a value or derivative disagrees with its reference;
-- ``crash``: adcompile raised anything that is not an ``AdCompileError``.
+- ``crash``: adcompile raised anything that is not an ``AdCompileError``, or one of the two
+  that report adcompile's own bugs (``GeneratedCodeError``, ``InternalError``).
 
 A float32 program (its array arguments in float32) is compared with the same program run in
 float64 on the widened arguments, to float32 tolerances (``numerics.py``), first order only.
@@ -73,11 +74,15 @@ class ProgramCheck:
 
     # ------------------------------------------------------------------ helpers
     def adcompile_call(self, stage, fn, *call_args):
-        """Call into adcompile; AdCompileError -> rejected, anything else -> crash."""
+        """Call into adcompile; AdCompileError -> rejected, except the two that report adcompile's
+        own bugs (GeneratedCodeError, InternalError); anything else -> crash."""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return fn(*call_args)
+        except (adcompile.errors.GeneratedCodeError, adcompile.errors.InternalError) as error:
+            detail = str(error).strip()  # adcompile's own bug, told as such: a crash, not a rejection
+            raise Stop(Outcome("crash", f"crash:{stage}:{type(error).__name__}", detail[:2000]))
         except adcompile.AdCompileError as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise Stop(Outcome("rejected", f"rejected:{stage}:{type(error).__name__}", first))
