@@ -128,3 +128,23 @@ def test_a_name_for_an_array_does_not_keep_another_domain_from_its_loop():
     assert loops == 1 and source.count("for i in range(") == 1 and "for j in" not in source, source
     s = 1 / (1 + np.exp(-(A @ x)))
     np.testing.assert_allclose(fused(x, A), A.T @ ((s * (1 - s))[:, None] * A) + np.eye(4), rtol=1e-12)
+
+
+def mixture_distances(means, icf, x):
+    q = np.exp(icf)
+    xc = x[:, None, :] - means[None, :, :]  # 3-d, after a 2-d loop
+    qx = q[None, :, :] * xc
+    return np.sum(qx * qx) + np.sum(q)
+
+
+def test_a_statement_over_a_larger_domain_starts_its_own_loop_instead_of_running_before():
+    """In the gradient, ``xc`` (n, k, d) does not join a 2-d loop; it leads a 3-d loop that
+    the statements reading it join, rather than running before the 2-d loop as numpy."""
+    compiled = adcompile.compile(mixture_distances, backend="python")
+    args = RNG.standard_normal((3, 2)), RNG.standard_normal((3, 2)), RNG.standard_normal((5, 2))
+    gradient = adcompile.grad(compiled, wrt=(0, 1, 2))
+    source, loops, fused = lowered(gradient, *args)
+    assert "xc_i = x[i, k] - means[j, k]" in source, source  # computed in the 3-d loop
+    for got, expected in zip(fused(*args), gradient(*args)):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    adcompile.gradcheck(compiled, args, wrt=(0, 1, 2))

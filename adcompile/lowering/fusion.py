@@ -226,6 +226,15 @@ class Group:
         return check + [fallback]
 
 
+def _leads_a_larger_loop(role, group):
+    """Whether the statement of starting ``role`` would start a loop nest deeper than
+    ``group``'s: then it ends the group rather than running before it as a numpy statement,
+    so that the statements after it can join its own loop (the GMM's 3-d ``x[:, None, :] -
+    means`` after a 2-d loop); a statement over a smaller domain (the Hessian's ``dx * 0.5``
+    over n between loops over A's rows) runs before the group, which goes on past it."""
+    return role is not None and bool(role.domain) and len(role.domain) > len(group.domain)
+
+
 def _fuse_block(block, ctx):
     out, group = [], None
     for stmt in block:
@@ -247,7 +256,8 @@ def _fuse_block(block, ctx):
                 group.assumptions.adopt(assumptions)
                 group.add(stmt, joining)
                 continue
-            if joining is None and group.computes() and group.can_move(stmt):
+            if joining is None and group.computes() and not _leads_a_larger_loop(role, group) \
+                    and group.can_move(stmt):
                 group.move(stmt)
                 continue
             out.extend(group.finish())
