@@ -14,8 +14,10 @@ With ``ADCOMPILE_TIERED=0`` and a fresh cache folder that already holds the runt
 numba code (``<cache>/__pycache__/runtime-*``, copied from an earlier run), it measures what a
 new function costs to compile.
 """
+import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,10 +47,25 @@ def first_call_seconds(workload, key, size, cache_dir=None):
     return run_child([os.path.abspath(__file__), workload, key, size], cache_dir)
 
 
+# The runtime helpers' numba code, compiled once per run: a fresh cache folder gets a copy, as a
+# user's cache has them after the first function they compile (run.py's "first call" of a new
+# function); the very first compile of the helpers on a machine is measured apart.
+HELPERS = tempfile.mkdtemp(prefix="adcompile_helpers_")
+
+
+def _copy_runtime_helpers(source, destination):
+    for folder in glob.glob(os.path.join(source, "__pycache__", "runtime-*")):
+        shutil.copytree(folder, os.path.join(destination, "__pycache__", os.path.basename(folder)),
+                        dirs_exist_ok=True)
+
+
 def cold_and_warm_seconds(workload, key, size):
-    """(fresh-cache first call, warm-disk-cache first call in another new process)."""
+    """(first call in a fresh cache folder holding only the runtime helpers' compiled code,
+    first call in another new process with that folder warm)."""
     cache_dir = tempfile.mkdtemp(prefix="adcompile_first_call_")
+    _copy_runtime_helpers(HELPERS, cache_dir)
     cold = first_call_seconds(workload, key, size, cache_dir)
+    _copy_runtime_helpers(cache_dir, HELPERS)
     return cold, first_call_seconds(workload, key, size, cache_dir)
 
 

@@ -102,8 +102,10 @@ def header(arguments, peers, import_s, load_before, load_after):
         "Times are medians of repeated calls after warm-up calls (compilation excluded; a call "
         f"slower than {harness.SLOW_CALL_S:g} s is timed once after its warm-up call). "
         "\"first call s\" is the first gradient call in a fresh process, compilation included "
-        "(adcompile: fresh `ADCOMPILE_CACHE_DIR`, then in brackets a new process with the disk "
-        "cache warm). \"gradient / adcompile's\" below 1 means faster than adcompile.",
+        "(adcompile: a fresh `ADCOMPILE_CACHE_DIR` holding only the runtime helpers' numba code, "
+        "compiled once per run, as a user's cache holds it after their first function; then in "
+        "brackets a new process with the disk cache warm). \"gradient / adcompile's\" below 1 "
+        "means faster than adcompile.",
     ]
     if import_s is not None:
         lines.append(f"`import adcompile` in a new process (numpy already imported): {import_s:.3f} s.")

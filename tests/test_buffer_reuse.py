@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import adcompile
+from cf_helpers import central_differences
 from adcompile.backend.loader import load
 from adcompile.codegen.python import generate
 from adcompile.ir.nodes import Assign, Comment, For, Function, If, Push, SetItem, Var, const
@@ -26,15 +27,6 @@ def lowered_python(derived, *args):
     fn, _ = lower_for_backend(derived.ir(derived.signature(args)), "numba")
     source = generate(fn, origin="test_buffer_reuse")
     return source, load(source, fn.name, "python")
-
-
-def central_differences(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[k] = eps
-        g[k] = (f(x + step) - f(x - step)) / (2 * eps)
-    return g
 
 
 def mixture_like(means, x):

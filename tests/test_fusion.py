@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import adcompile
+from cf_helpers import central_differences
 from adcompile.backend.loader import load
 from adcompile.codegen.python import generate
 from adcompile.lowering import fuse_loops
@@ -22,15 +23,6 @@ def lowered(derived, *args, parallel=False, extra=0):
     fused, loops = fuse_loops(fn, infer_shapes, parallel=parallel)
     source = generate(fused, origin="test_fusion")
     return source, loops, load(source, fused.name, "python")
-
-
-def central_differences(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[k] = eps
-        g[k] = (f(x + step) - f(x - step)) / (2 * eps)
-    return g
 
 
 def rosenbrock(x):

@@ -127,19 +127,11 @@ def _axis_reduce_role(stmt, shapes, same_dim, views):
     if not is_array_var(x) or (not x.type.is_float and (stmt.prim != "sum" or target.type.is_float)):
         return None
     domain = shapes.of(x)
-    if stmt.prim == "unbroadcast":
-        dims = shapes.of(target)
-        lead = len(domain) - len(dims)
-        if lead < 0:
+    if stmt.prim == "unbroadcast":  # the axes the result keeps: those it reads the domain at
+        kept = broadcast_access(shapes, target, domain, same_dim)
+        if kept is None:
             return None
-        axes = []
-        for k, dim in enumerate(dims):
-            if same_dim(dim, domain[lead + k]):
-                axes.append(lead + k)
-            elif dim.constant == 1:
-                axes.append(None)
-            else:
-                return None
+        axes = list(kept.axes)
     else:
         axis = stmt.params.get("axis")
         if not isinstance(axis, int) or len(stmt.args) != 1:
