@@ -2,11 +2,12 @@
 
 numba has no ``scipy.special``. Each function here is a scalar kernel (``math.erf``,
 ``math.lgamma``, ... where numba has one; series for the polygamma functions) turned into a
-numba ufunc, so that it applies elementwise to scalars and arrays of any shape, broadcasts
-(``xlogy``) and fuses into the surrounding array expression. An ``overload`` of each plain
+numba ufunc when generated code first uses it, so that it applies elementwise to scalars and
+arrays of any shape, broadcasts (``xlogy``) and fuses into the surrounding array expression. An ``overload`` of each plain
 function of ``special.py`` calls the ufunc, so generated code (``rt.erf(x)``) compiles under
 ``numba.njit``. Imported by ``numba_impls.py``.
 """
+import functools
 import math
 
 import numpy as np
@@ -91,41 +92,34 @@ def _gammaln(x):
     return math.lgamma(x)
 
 
-@vectorize(_UNARY, cache=True)
-def erf_ufunc(x):
+def erf_kernel(x):
     return math.erf(x)
 
 
-@vectorize(_UNARY, cache=True)
-def erfc_ufunc(x):
+def erfc_kernel(x):
     return math.erfc(x)
 
 
-@vectorize(_UNARY, cache=True)
-def gammaln_ufunc(x):
+def gammaln_kernel(x):
     return _gammaln(x)
 
 
-@vectorize(_UNARY, cache=True)
-def gamma_ufunc(x):
+def gamma_kernel(x):
     return _gamma(x)
 
 
-@vectorize(_ORDER, cache=True)
-def polygamma_ufunc(x, order):
+def polygamma_kernel(x, order):
     return _polygamma(x, order)
 
 
-@vectorize(_UNARY, cache=True)
-def expit_ufunc(x):
+def expit_kernel(x):
     if x >= 0:
         return 1.0 / (1.0 + math.exp(-x))
     e = math.exp(x)
     return e / (1.0 + e)
 
 
-@vectorize(_BINARY, cache=True)
-def xlogy_ufunc(x, y):
+def xlogy_kernel(x, y):
     if x == 0 and not math.isnan(y):
         return 0.0
     return x * math.log(y) if y > 0 else (x * -math.inf if y == 0 else math.nan)
@@ -135,25 +129,35 @@ def _is_float32_scalar(t):
     return isinstance(t, types.Float) and t.bitwidth == 32
 
 
+@functools.lru_cache(maxsize=None)
+def _ufunc(kernel, signatures):
+    """The numba ufunc of scalar ``kernel``, built (or loaded from the disk cache) the first time
+    generated code uses it: building all of them when numba code first runs cost every process
+    about a second, special functions or not."""
+    return vectorize(list(signatures), cache=True)(kernel)
+
+
 # numba applies a ufunc to a scalar in float64: a float32 scalar is cast back (arrays keep their dtype).
-def _overload_unary(function, ufunc):
+def _overload_unary(function, kernel):
     @overload(function)
     def implementation(x):
+        ufunc = _ufunc(kernel, tuple(_UNARY))
         if _is_float32_scalar(x):
             return lambda x: np.float32(ufunc(x))
         return lambda x: ufunc(x)
 
 
-def _overload_binary(function, ufunc, float_positions):
+def _overload_binary(function, kernel, signatures, float_positions):
     @overload(function)
     def implementation(x, y):
+        ufunc = _ufunc(kernel, tuple(signatures))
         if all(_is_float32_scalar((x, y)[k]) for k in float_positions):
             return lambda x, y: np.float32(ufunc(x, y))
         return lambda x, y: ufunc(x, y)
 
 
-for _function, _ufunc in ((special.erf, erf_ufunc), (special.erfc, erfc_ufunc), (special.gammaln, gammaln_ufunc),
-                          (special.gamma, gamma_ufunc), (special.expit, expit_ufunc)):
-    _overload_unary(_function, _ufunc)
-_overload_binary(special.xlogy, xlogy_ufunc, (0, 1))
-_overload_binary(special.polygamma, polygamma_ufunc, (0,))
+for _function, _kernel in ((special.erf, erf_kernel), (special.erfc, erfc_kernel), (special.gammaln, gammaln_kernel),
+                           (special.gamma, gamma_kernel), (special.expit, expit_kernel)):
+    _overload_unary(_function, _kernel)
+_overload_binary(special.xlogy, xlogy_kernel, _BINARY, (0, 1))
+_overload_binary(special.polygamma, polygamma_kernel, _ORDER, (0,))
