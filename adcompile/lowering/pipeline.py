@@ -24,10 +24,8 @@ def fusion_enabled(fuse):
 
 
 def lower_for_backend(fn, backend, fuse=None, parallel=False):
-    """(IR to generate code from, numba options) for ``fn`` compiled with ``backend``.
-
-    Fused loops run their divisions on scalars: numba's numpy error model keeps numpy's
-    results there (``1.0 / 0.0`` is inf, as for arrays) instead of raising."""
+    """(IR to generate code from, numba options) for ``fn`` compiled with ``backend``. (Every
+    generated function, fused or not, gets numba's numpy error model from ``backend/loader.py``.)"""
     fuse_python = os.environ.get("ADCOMPILE_FUSE") == "all"
     if (backend != "numba" and not fuse_python) or not fusion_enabled(fuse):
         return fn, {}
@@ -41,7 +39,4 @@ def lower_for_backend(fn, backend, fuse=None, parallel=False):
         reuse_buffers(lowered, shapes)  # fuse_loops copied source: its variables, and so their shapes, are source's
     if not loops or backend != "numba":
         return lowered if loops else fn, {}
-    options = {"error_model": "numpy"}
-    if parallel:
-        options["parallel"] = True
-    return lowered, options
+    return lowered, {"parallel": True} if parallel else {}
