@@ -29,6 +29,7 @@ from .loops import write_group
 from .assumptions import DimAssumptions
 from .roles import role_of
 from .shape_reads import read_shapes_from_arrays_in_memory
+from .varying_lengths import length_reads
 from .views import drop_unread_views, find_views, sink_views_into_fallbacks
 
 _SHAPE_QUERIES = ("dim", "size")
@@ -104,6 +105,7 @@ class Group:
         self.external_reads = set()  # arrays read from memory in the loop
         self.read_accesses = {}  # array read from memory -> the accesses reading it
         self.read_roots, self.written_roots = set(), set()
+        self.length_checks = []  # (array, axis) read whose varying length must be the extent's
 
     def _roots(self, var):
         return sharing({var}, self.ctx.roots)
@@ -122,6 +124,8 @@ class Group:
 
     def accepts(self, stmt, role):
         """Whether ``stmt`` (of ``role`` over this group's domain) may join the loop."""
+        if length_reads(stmt, role, self) is None:
+            return False
         if any(isinstance(a, Var) and a in self.reduced for a in stmt.reads()):
             return False
         if any(atom in self.reduced for atom, _ in role.reads):  # through a view
@@ -153,6 +157,7 @@ class Group:
         self.trailing_comments = []
         self.original.append(stmt)
         self.members.append((stmt, role))
+        self.length_checks += [read for read in length_reads(stmt, role, self) if read not in self.length_checks]
         self.read_vars |= {a for a in stmt.reads() if isinstance(a, Var)}
         reads = role.reads[:1] if role.kind == "accumulate" else role.reads
         for atom, access in reads:
