@@ -20,6 +20,11 @@ it assumes equal, as a statement may join on them. Views with inserted or broadc
 those nothing reads afterwards are dropped, and those only the unfused branch of a length
 check reads move into it. Before grouping, shape-only reads go to arrays in memory anyway
 (``shape_reads.py``).
+
+Extents: a loop's extents are the lengths of the values it reads as they are where it runs.
+Dims that stand for one length in the whole call (``ir/shapes.py``) are that; a dim that may
+vary over a loop (a view rebound in it) is checked per joining statement by
+``varying_lengths.length_reads`` (``Group.accepts``), the one place that decides it.
 """
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
