@@ -241,14 +241,16 @@ def shrink_nested(x):
 
 
 def stale_name(x):
-    """``u`` keeps the old length; with two elements left, ``np.sin(u) * t`` broadcasts the
-    one element of ``t``: a loop sized by either name alone is wrong."""
+    """``u`` keeps the length ``t`` had before ``t = t[:-1]``: with two elements and one,
+    ``u * t`` broadcasts the one element of ``t``; a loop sized by ``t`` alone is wrong (the
+    lengths are compared where the loop runs)."""
     t = x
     s = 0.0
     for k in range(1):
-        u = t
         t = t[1:]
-        s = s + np.sum(np.sin(u) * t)
+        u = np.sin(t)
+        t = t[:-1]
+        s = s + np.sum(u * t)
     return s
 
 
@@ -270,7 +272,7 @@ REBOUND_VIEWS = [
     (shrink_rows, (X45,)),
     (shrink_columns, (X45,)),
     (shrink_nested, (np.linspace(0.1, 0.9, 7),)),
-    (stale_name, (np.array([0.3, 0.8]),)),
+    (stale_name, (np.array([0.3, 0.8, 0.5]),)),
     (shrink_and_grow_values, (X6,)),
 ]
 
