@@ -88,6 +88,20 @@ def test_assert_in_hessian_and_value_and_grad():
             fn(BAD)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_assert_in_vmap_and_vjp(backend):
+    """vmap checks every member's test; vjp's forward pass checks it."""
+    compiled = adcompile.compile(positive_log, backend=backend)
+    batch = np.stack([GOOD, GOOD * 2.0])
+    np.testing.assert_allclose(adcompile.vmap(compiled)(batch), [positive_log(GOOD), positive_log(GOOD * 2.0)])
+    with pytest.raises(AssertionError, match="x must be positive"):
+        adcompile.vmap(compiled)(np.stack([GOOD, BAD]))
+    out, pullback = adcompile.vjp(compiled, GOOD)
+    np.testing.assert_allclose(pullback(1.0)[0], np.log(GOOD) + 1.0, rtol=1e-12)
+    with pytest.raises(AssertionError, match="x must be positive"):
+        adcompile.vjp(compiled, BAD)
+
+
 def test_assert_in_the_python_tier():
     """The first call of tiered code runs the generated Python while numba compiles."""
     compiled = adcompile.compile(positive_log, tiered=True)
