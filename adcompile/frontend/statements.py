@@ -1,8 +1,8 @@
 """Statements of the user's function -> IR (a mixin of ``parse.Translator``).
 
 Assignments, augmented assignments, ``if``, ``for`` (over ranges, arrays, ``enumerate``,
-``zip``), ``while``, ``return`` and nested ``def``; jumps were already lowered to flags by
-``lowering.py``.
+``zip``), ``while``, ``return``, nested ``def`` and ``assert`` (a run-time check); jumps were
+already lowered to flags by ``lowering.py``.
 """
 import ast
 import sys
