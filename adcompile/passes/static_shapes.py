@@ -16,7 +16,8 @@ dead. The rewrites:
 - an operand ``broadcast_to_shape(s, v)`` (``s`` a scalar) of an elementwise operation is
   ``s`` itself when the other operands already give the result its shape, and an
   elementwise operation of such a fill and scalars is the fill of the scalar result
-  (``fill(s, v) * 100.0`` -> ``fill(s * 100.0, v)``);
+  (``fill(s, v) * 100.0`` -> ``fill(s * 100.0, v)``), if ``v`` has the same shape where the
+  operation runs (``_shape_kept``: the rewrite moves the read of ``v``'s shape there);
 - an argument read only for its shape (``zeros_like(v)``, the second argument of
   ``unbroadcast``, ``dim(v)``) is replaced by a parameter, or a value computed anyway, of the
   same shape and dtype that is defined at that point, so that ``v`` may become dead.
@@ -85,7 +86,7 @@ class _ShapeRewriter:
             self._unbroadcast(stmt)
         elif has_kind(stmt.prim, Kind.ELEMENTWISE) and stmt.target.type.ndim:
             self._scalar_operands(stmt)
-            self._fill_of_scalars(stmt)
+            self._fill_of_scalars(stmt, path)
         if stmt.prim in ("unbroadcast", "broadcast_to_shape", "zeros_like", "ones_like", "dim", "size"):
             self._cheaper_shape_reads(stmt, path)
 
@@ -117,21 +118,42 @@ class _ShapeRewriter:
                 stmt.args[k] = scalar
                 self.changed = True
 
-    def _fill(self, atom):
-        """(scalar, shape source) if ``atom`` is ``broadcast_to_shape(scalar, v)``, else None."""
+    def _fill(self, atom, use_path):
+        """(scalar, shape source) if ``atom`` is ``broadcast_to_shape(scalar, v)`` and ``v``
+        still has that shape at ``use_path``, else None."""
         definition = self.definitions.get(atom)
         if definition is None or definition[0].prim != "broadcast_to_shape":
             return None
         scalar, like = definition[0].args
-        return (scalar, like) if not scalar.type.ndim else None
+        if scalar.type.ndim or not self._shape_kept(like, definition[1], use_path):
+            return None
+        return scalar, like
 
-    def _fill_of_scalars(self, stmt):
+    def _shape_kept(self, var, def_path, use_path):
+        """Whether ``var`` has the same shape at ``use_path`` as at ``def_path`` (where it is
+        read), so that a read of its shape may move there: every assignment of ``var`` gives
+        one shape, or no statement between the two, in one block, assigns it. (Reverse mode
+        puts saved values back, so a variable read at one point of the backward sweep may be
+        an earlier iteration's value, of another shape, a few statements later.)"""
+        if not isinstance(var, Var) or (var in self.uses.params and var not in self.uses.defs):
+            return True
+        if self.shapes.stable(var):
+            return True
+        if def_path[:-1] != use_path[:-1] or def_path[-1][1] >= use_path[-1][1]:
+            return False
+        block, first, last = def_path[-1][0], def_path[-1][1], use_path[-1][1]
+        return not any(var in inner.writes()
+                       for stmt, path in self.positions
+                       if path[:-1] == def_path[:-1] and path[-1][0] == block and first < path[-1][1] < last
+                       for inner in walk([stmt]))
+
+    def _fill_of_scalars(self, stmt, path):
         """``op(broadcast_to_shape(s, v), c)`` with scalars ``c`` -> ``broadcast_to_shape(op(s, c), v)``."""
         arrays = [(k, a) for k, a in enumerate(stmt.args) if isinstance(a, Var) and a.type.ndim]
         if len(arrays) != 1 or stmt.prim in ("where", "clip"):
             return
         k, array = arrays[0]
-        fill = self._fill(array)
+        fill = self._fill(array, path)
         if fill is None or array.type != stmt.target.type:
             return
         scalar, like = fill

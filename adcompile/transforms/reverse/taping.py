@@ -39,6 +39,30 @@ class TapingPlan:
             path == () and not isinstance(d, For) and self.order.get(id(d), where) < where
             for d, _, path in info.defs)
 
+    def typed_by_kept_assignment(self, var):
+        """Whether numba sees an assignment of ``var`` that it cannot prune: a parameter, or
+        an assignment outside the body of every while loop. numba drops the body of a loop
+        whose entry test it evaluates at compile time (``while k < 3 and -0.2 > 0.5``); the
+        backward of a branch is re-taken on the same test, and pruned with it, but the
+        backward of a while loop runs over the recorded trip count, which numba cannot see."""
+        if var in self.fn.params:
+            return True
+        info = self.scopes.info.get(var)
+        return info is not None and any(
+            not any(k == 1 and sid in self.while_loops for sid, k in path) for _, _, path in info.defs)
+
+    def place_unassigned_reads(self):
+        """A placeholder for each variable the backward sweep reads (also for its shape only)
+        that numba might find no assignment of (``typed_by_kept_assignment``): it types every
+        variable from its assignments, though the backward reads this one only after the
+        forward assigned it."""
+        read = {a for stmt in walk(self.backward_statements) for a in stmt.reads()
+                if isinstance(a, Var) and a in self.primal_vars}
+        for var in sorted(read, key=lambda v: v.uid):
+            if (var.type.dtype != "none" and var not in self.placeholders
+                    and not self.typed_by_kept_assignment(var)):
+                self.placeholders.append(var)
+
     def first_definition(self, stmt, var, depth):
         """Whether ``stmt``, outside loops, is the first assignment of ``var``: there is no
         earlier value to save then."""
