@@ -219,3 +219,33 @@ def test_float32(fn, backend):
     gradient = adcompile.grad(compiled)(x)
     assert gradient.dtype == np.float32
     np.testing.assert_allclose(gradient, finite_difference_gradient(fn, (X5,)), rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------- a region's first values
+def shifted_products(x):
+    return np.sum(x[1:] * x[:-1] ** 2)
+
+
+def hessian_norm(x):
+    return np.sum(adcompile.hessian(shifted_products)(x) ** 2)
+
+
+def hessian_norm_reference(x):
+    n = x.shape[0]
+    H = np.zeros((n, n))
+    for i in range(n - 1):
+        H[i, i] += 2.0 * x[i + 1]
+        H[i, i + 1] += 2.0 * x[i]
+        H[i + 1, i] += 2.0 * x[i]
+    return np.sum(H ** 2)
+
+
+@pytest.mark.parametrize("backend", ["numba", "python"])
+def test_third_order_through_slices(backend):
+    """The gradient of a function of a Hessian: the Hessian's call is a region whose outputs
+    have no value before it, so nothing is saved on its entry (a saved placeholder gave its
+    rule the shape (0, 0))."""
+    compiled = adcompile.compile(hessian_norm, backend=backend)
+    assert compiled(X5.copy()) == pytest.approx(hessian_norm_reference(X5), rel=1e-12)
+    np.testing.assert_allclose(adcompile.grad(compiled)(X5.copy()),
+                               finite_difference_gradient(hessian_norm_reference, (X5,)), rtol=1e-6, atol=1e-8)

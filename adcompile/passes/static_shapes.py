@@ -57,6 +57,8 @@ class _ShapeRewriter:
             if isinstance(stmt, Assign) and self.uses.single_def(stmt.target):
                 self.definitions[stmt.target] = (stmt, path)
         self.value_reads = self._value_reads()
+        self.placeheld = {stmt.target for stmt, _ in self.positions
+                          if isinstance(stmt, Assign) and stmt.prim == "placeholder"}
         self.inserted = {}  # id of a statement -> statements to put before it
         self.namer = _namer(fn)
         self.changed = False
@@ -132,12 +134,13 @@ class _ShapeRewriter:
     def _shape_kept(self, var, def_path, use_path):
         """Whether ``var`` has the same shape at ``use_path`` as at ``def_path`` (where it is
         read), so that a read of its shape may move there: every assignment of ``var`` gives
-        one shape, or no statement between the two, in one block, assigns it. (Reverse mode
-        puts saved values back, so a variable read at one point of the backward sweep may be
-        an earlier iteration's value, of another shape, a few statements later.)"""
+        one shape (and it never holds a placeholder, whose shape is none of them), or no
+        statement between the two, in one block, assigns it. (Reverse mode puts saved values
+        back, so a variable read at one point of the backward sweep may be an earlier
+        iteration's value, of another shape, or the placeholder, a few statements later.)"""
         if not isinstance(var, Var) or (var in self.uses.params and var not in self.uses.defs):
             return True
-        if self.shapes.stable(var):
+        if self.shapes.stable(var) and var not in self.placeheld:
             return True
         if def_path[:-1] != use_path[:-1] or def_path[-1][1] >= use_path[-1][1]:
             return False

@@ -21,6 +21,10 @@ from .liveness import value_reads
 
 
 
+def _is_placeholder(stmt):
+    return isinstance(stmt, Assign) and stmt.prim == "placeholder"
+
+
 class TapingPlan:
     """The forward sweep with its saves, and the restoring of saved values."""
 
@@ -36,7 +40,7 @@ class TapingPlan:
         info = self.scopes.info.get(var)
         where = self.order.get(id(stmt))
         return info is not None and where is not None and any(
-            path == () and not isinstance(d, For) and self.order.get(id(d), where) < where
+            path == () and not isinstance(d, For) and not _is_placeholder(d) and self.order.get(id(d), where) < where
             for d, _, path in info.defs)
 
     def typed_by_kept_assignment(self, var):
@@ -65,10 +69,18 @@ class TapingPlan:
 
     def first_definition(self, stmt, var, depth):
         """Whether ``stmt``, outside loops, is the first assignment of ``var``: there is no
-        earlier value to save then."""
+        earlier value to save then. (A placeholder, which a derived function called inside
+        this one assigns to give a variable its type, is no value.)"""
         info = self.scopes.info.get(var)
-        return (depth == 0 and var not in self.fn.params and info is not None and bool(info.defs)
-                and info.defs[0][0] is stmt)
+        defs = [d for d, _, _ in info.defs if not _is_placeholder(d)] if info is not None else []
+        return depth == 0 and var not in self.fn.params and bool(defs) and defs[0] is stmt
+
+    def first_definition_in(self, ids, var, depth):
+        """Whether the first assignment of ``var``, outside loops, is one of the statements
+        ``ids`` (those of a custom call's region)."""
+        info = self.scopes.info.get(var)
+        defs = [d for d, _, _ in info.defs if not _is_placeholder(d)] if info is not None else []
+        return depth == 0 and var not in self.fn.params and bool(defs) and id(defs[0]) in ids
 
     def save(self, out, stmt, value, depth, base, key=None, direct=False):
         """Emit into ``out`` the saving of ``value`` before ``stmt`` overwrites it (``direct``:
@@ -137,7 +149,10 @@ class TapingPlan:
     def save_region(self, out, stmt, depth, when):
         """A custom call's region is atomic: the needed variables it assigns are saved as a
         whole on entry (for the statements before it) and on exit (for its own rule)."""
+        inner = {id(s) for s in walk(stmt.forward)}
         for var in self.region_vars(stmt):
+            if when == "entry" and self.first_definition_in(inner, var, depth):
+                continue  # no value before the region to save
             if var in self.needed and var.type.dtype != "none" and self.scopes.is_overwritten(var, self.fn.params):
                 if var not in self.fn.params and var not in self.placeholders:
                     self.placeholders.append(var)
