@@ -6,7 +6,9 @@ each backward iteration, ``t = x[k:] * 2.0`` shorter every iteration); a read of
 shape that the static-shapes pass moved past the statement putting back the value an earlier
 iteration had (``broadcast_to_shape(s, v)`` after ``v = tape.pop()``, the placeholder of the
 first iteration); and the adjoint of a variable assigned only in a while loop numba proves
-dead (``be = np.zeros_like(e)``, which numba cannot type without an assignment of ``e``).
+dead (``be = np.zeros_like(e)``, which numba cannot type without an assignment of ``e``);
+and a value saved on entry to a region (a Hessian called inside the function) before the
+region first assigns it, whose placeholder gave the region's rule its shape.
 
 Every program runs on both backends (numba with the lowering, the default, and plain Python):
 its value against numpy, ``grad`` against central finite differences; a few ``hessian``s
@@ -78,6 +80,25 @@ def tail_writes_through_temporary(x):
         t = w[i:] * 0.5
         w[i:] = t * t + 0.1
     return np.sum(w)
+
+
+def slices_read_after_loops(x):
+    s = 0.0
+    for j in range(2):
+        for k in range(3):
+            t = x[k + j:] * 2.0
+            s = s + np.sum(np.tanh(t))
+        s = s + np.sum(t * x[j + 2:])
+    return s + np.sum(np.sin(t))
+
+
+def tail_writes_while(x):
+    w = x.copy()
+    i = 0
+    while i < 3:
+        w[i:] = np.cos(w[i:]) * w[i:]
+        i += 1
+    return np.sum(w * x)
 
 
 def tail_slices_while(x):
@@ -154,7 +175,8 @@ def zero_trip_while_over_rows(A, n):
 CASES = [
     (tail_slices, (X5,)), (head_slices_growing, (X5,)), (nested_window_slices, (X5,)),
     (column_blocks, (A34,)), (row_blocks_rebound, (A34,)), (tail_writes, (X5,)),
-    (tail_writes_through_temporary, (X5,)), (tail_slices_while, (X5,)),
+    (tail_writes_through_temporary, (X5,)), (slices_read_after_loops, (np.linspace(0.1, 1.0, 6),)),
+    (tail_writes_while, (X5,)), (tail_slices_while, (X5,)),
     (tail_slices_counted, (X5, 3)), (tail_slices_counted, (X5, 0)),
     (reversed_difference, (X5,)), (reversed_mean_update, (X5,)), (reversed_scaled_fill, (X5,)),
     (dead_while_over_rows, (A32,)), (dead_while_over_slices, (X5,)),
@@ -212,13 +234,13 @@ def test_hessian_against_differences_of_the_gradient(fn, args, backend):
 
 
 @pytest.mark.parametrize("backend", ["numba", "python"])
-@pytest.mark.parametrize("fn", [tail_slices, reversed_difference], ids=lambda fn: fn.__name__)
-def test_float32(fn, backend):
-    x = X5.astype(np.float32)
+@pytest.mark.parametrize("fn, x", [(tail_slices, X5), (reversed_difference, X5), (column_blocks, A34)],
+                         ids=lambda case: getattr(case, "__name__", ""))
+def test_float32(fn, x, backend):
     compiled = adcompile.compile(fn, backend=backend)
-    gradient = adcompile.grad(compiled)(x)
+    gradient = adcompile.grad(compiled)(x.astype(np.float32))
     assert gradient.dtype == np.float32
-    np.testing.assert_allclose(gradient, finite_difference_gradient(fn, (X5,)), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(gradient, finite_difference_gradient(fn, (x,)), rtol=1e-4, atol=1e-5)
 
 
 # ---------------------------------------------------------------------- a region's first values
