@@ -3,8 +3,11 @@
 An assignment at loop depth 0 saves into a variable (``y_saved``), inside a loop onto a stack
 (``rt.push(tape_y, y)``) that the backward sweep pops, or, for scalars in a loop whose trip
 count is known on entry, into a preallocated array with a stack pointer. A value is saved
-only if the backward sweep reads it after undoing the assignment (``Liveness.read_before``);
-a first assignment has nothing to save. A loop's trip count, start and step are recorded on
+only if the backward sweep reads it after undoing the assignment (``Liveness.read_before``),
+also for its shape only when that may differ between assignments (``reshaped``); a first
+assignment has nothing to save (a placeholder is no value). A variable saved where it may
+have no value yet, or read by the backward where numba may see no assignment of it
+(``place_unassigned_reads``), is given a placeholder of its type at the start. A loop's trip count, start and step are recorded on
 entry, a while loop's trips by counting. Cheap scalar temporaries of a loop body are
 recomputed at the start of each backward iteration instead of being saved.
 
