@@ -178,11 +178,14 @@ class _ShapeRewriter:
 
     def _computed_anyway(self, var, use_path):
         """A parameter never rebound, else the earliest value read for its value, with
-        ``var``'s type and shape, defined before ``use_path``."""
+        ``var``'s type and shape, defined before ``use_path`` (not a copy of a variable that
+        may hold its placeholder: shapes are inferred from assignments, not placeholders)."""
         for param in self.fn.params:
             if param.type == var.type and param not in self.uses.defs and self.shapes.same(param, var):
                 return param
         for candidate, (stmt, path) in self.definitions.items():
+            if stmt.prim == "alias" and isinstance(stmt.args[0], Var) and stmt.args[0] in self.placeheld:
+                continue  # a saved value that may be the placeholder (a loop that never ran)
             if (candidate is not var and candidate.type == var.type and candidate in self.value_reads
                     and self.shapes.same(candidate, var) and _defined_before(path, use_path)):
                 return candidate
