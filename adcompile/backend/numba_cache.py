@@ -127,6 +127,8 @@ class GatedCacheFile(_NUMBA_INDEX_FILE):
             write_trusted(self._root, filepath, hashlib.sha256(payload).digest() + payload)
         except Untrusted as error:
             self._refuse(error)
+        except OSError:  # full disk, a folder where the file belongs: this entry is not cached
+            pass
 
 
 class _GatedInTreeLocator(getattr(caching, "InTreeCacheLocator", None) or caching._InTreeCacheLocator):
