@@ -113,12 +113,18 @@ def checksummed(payload):
     return hashlib.sha256(payload).digest() + payload
 
 
-def evil_index(marker):
-    return checksummed(pickle.dumps(WritesMarker(marker)) + pickle.dumps(("stamp", {})))
+def in_the_format_of(path, payload):
+    """``payload`` as the reader of ``path`` expects it: with a checksum if the file has one."""
+    blob = path.read_bytes() if path.exists() else b""
+    return checksummed(payload) if hashlib.sha256(blob[32:]).digest() == blob[:32] else payload
 
 
-def evil_data(marker):
-    return checksummed(pickle.dumps(WritesMarker(marker)))
+def evil_index(marker, path):
+    return in_the_format_of(path, pickle.dumps(WritesMarker(marker)) + pickle.dumps(("stamp", {})))
+
+
+def evil_data(marker, path):
+    return in_the_format_of(path, pickle.dumps(WritesMarker(marker)))
 
 
 def evil_source(marker, good):
@@ -155,11 +161,11 @@ KINDS = {  # kind -> (the attacked files in a cache folder, the planted content)
     "generated module": (lambda cache: [generated_source(cache)],
                          lambda path, marker: evil_source(marker, path.read_bytes())),
     "function index": (lambda cache: [next((cache / "__pycache__").glob("loss_grad_*.nbi"))],
-                       lambda path, marker: evil_index(marker)),
+                       lambda path, marker: evil_index(marker, path)),
     "function data": (lambda cache: [next((cache / "__pycache__").glob("loss_grad_*.nbc"))],
-                      lambda path, marker: evil_data(marker)),
-    "helper index": (helper_files(".nbi"), lambda path, marker: evil_index(marker)),
-    "helper data": (helper_files(".nbc"), lambda path, marker: evil_data(marker)),
+                      lambda path, marker: evil_data(marker, path)),
+    "helper index": (helper_files(".nbi"), lambda path, marker: evil_index(marker, path)),
+    "helper data": (helper_files(".nbc"), lambda path, marker: evil_data(marker, path)),
 }
 
 
@@ -193,13 +199,23 @@ def snapshot(folder):
     return sorted((str(p.relative_to(folder)), p.lstat().st_size, p.lstat().st_mtime_ns) for p in folder.rglob("*"))
 
 
+def combinations(first, second, default):
+    """Every pair of ``first`` x ``second``; those not in ``default`` marked slow (each subprocess
+    compiles what the attack made it discard: the default run keeps every kind and weakness once)."""
+    return [pytest.param(a, b, marks=() if (a, b) in default else pytest.mark.slow)
+            for a in first for b in second]
+
+
 @needs_root
-@pytest.mark.parametrize("weakness", list(FILE_WEAKNESSES))
-@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("kind, weakness", combinations(KINDS, FILE_WEAKNESSES, {
+    ("generated module", "a symbolic link to another user's file"), ("function index", "writable by others"),
+    ("function data", "owned by another user"), ("helper index", "writable by others"),
+    ("helper index", "owned by another user"), ("helper data", "a symbolic link to another user's file")}))
 def test_a_planted_cache_file_is_never_run(victim, kind, weakness):
     program, cache, attacker, marker = victim
     locate, content = KINDS[kind]
     paths = locate(cache)
+    assert paths, f"the warm cache holds no {kind}"
     for k, path in enumerate(paths):
         FILE_WEAKNESSES[weakness](path, content(path, marker), attacker / str(k))
     before = snapshot(attacker)
@@ -227,7 +243,7 @@ def plant_in(folder, marker):
     """Every numba file in ``folder`` replaced by a pickle writing the marker."""
     for path in folder.iterdir():
         if path.suffix in (".nbi", ".nbc"):
-            path.write_bytes(evil_index(marker) if path.suffix == ".nbi" else evil_data(marker))
+            path.write_bytes(evil_index(marker, path) if path.suffix == ".nbi" else evil_data(marker, path))
 
 
 @needs_root
@@ -258,8 +274,8 @@ FOLDER_WEAKNESSES = {
 
 
 @needs_root
-@pytest.mark.parametrize("weakness", list(FOLDER_WEAKNESSES))
-@pytest.mark.parametrize("which", list(FOLDERS))
+@pytest.mark.parametrize("which, weakness", combinations(FOLDERS, FOLDER_WEAKNESSES, {
+    ("helper files", "writable by others"), ("function files", "owned by another user")}))
 def test_a_folder_others_can_write_refuses_the_cache(victim, which, weakness):
     program, cache, attacker, marker = victim
     folder = FOLDERS[which](cache)
@@ -281,10 +297,12 @@ DAMAGES = {
 }
 
 
-@pytest.mark.parametrize("damage", list(DAMAGES))
+@pytest.mark.parametrize("damage", [pytest.param(damage, marks=() if damage in (
+    "truncated", "an index of the wrong structure") else pytest.mark.slow) for damage in DAMAGES])
 def test_a_damaged_helper_index_is_recompiled_not_an_error(victim, damage):
     program, cache, _, _ = victim
     paths = helper_files(".nbi")(cache)
+    assert paths
     for path in paths:
         DAMAGES[damage](path)
     damaged = {path: path.read_bytes() for path in paths}
@@ -300,7 +318,7 @@ def test_a_damaged_helper_index_is_recompiled_not_an_error(victim, damage):
 def test_an_index_naming_a_data_file_outside_its_folder_is_not_followed(victim):
     program, cache, attacker, marker = victim
     outside = cache.parent / "outside.nbc"
-    outside.write_bytes(evil_data(marker))
+    outside.write_bytes(checksummed(pickle.dumps(WritesMarker(marker))))
     function_index = next((cache / "__pycache__").glob("loss_grad_*.nbi"))
     for index in [function_index, *helper_folder(cache).glob("*.nbi")]:
         with open(index, "rb") as handle:  # our own, trusted index: read it as numba would
@@ -488,3 +506,32 @@ def test_a_run_writes_only_inside_the_cache_folder(tmp_path):
     created = sorted(str(p) for p in set(tmp_path.rglob("*")) - before if cache not in p.parents and p != cache)
     assert created == []
     assert list(cache.glob("loss_*.py")) and list(helper_folder(cache).glob("*.nbi"))
+
+
+# ------------------------------------------------------------------ the gate itself, in process
+def test_the_gate_reads_no_link_and_writes_through_none(tmp_path):
+    from adcompile.backend import trust
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir(mode=0o700)
+    elsewhere.mkdir()
+    theirs = elsewhere / "theirs"
+    theirs.write_bytes(b"planted")
+    (root / "f").symlink_to(theirs)
+    with pytest.raises(trust.Untrusted, match="symbolic link"):
+        trust.read_trusted(root, root / "f")
+    assert not os.path.lexists(root / "f") and theirs.read_bytes() == b"planted"  # deleted, not followed
+    (root / "f").symlink_to(theirs)
+    trust.write_trusted(root, root / "f", b"ours")
+    assert not (root / "f").is_symlink() and (root / "f").read_bytes() == b"ours"
+    assert theirs.read_bytes() == b"planted" and (root / "f").stat().st_mode & 0o777 == 0o600
+    for outside in (root / ".." / "elsewhere" / "theirs", elsewhere / "theirs"):
+        with pytest.raises(trust.Untrusted, match="not inside"):
+            trust.read_trusted(root, outside)
+    (root / "sub").symlink_to(elsewhere)
+    with pytest.raises(trust.UntrustedFolder, match="symbolic link"):
+        trust.read_trusted(root, root / "sub" / "theirs")
+    trust.ensure_folder(root, root / "sub")  # a link where a folder belongs: deleted, made
+    assert (root / "sub").is_dir() and not (root / "sub").is_symlink() and theirs.exists()
+    (root / "sub").chmod(0o777)
+    with pytest.raises(trust.UntrustedFolder, match="writable by other users"):
+        trust.write_trusted(root, root / "sub" / "g", b"")
