@@ -5,6 +5,7 @@ and ``gradgradcheck`` do; ``adcompile.gradcheck``/``gradgradcheck`` call these w
 The backward runs as adcompile compiles it (``MyFn.apply`` called from a small generated
 function, differentiated with ``vjp``); finite differences use the eager forward.
 """
+import builtins
 import hashlib
 import importlib.util
 import inspect
@@ -109,7 +110,7 @@ def _apply_wrapper(cls, n_inputs, n_weighted=0):
         ensure_source_file(path, source)  # written atomically; a wrong or planted file replaced
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
-        exec(compile(source, str(path), "exec"), module.__dict__)  # the text checked, not the file reread
+        exec(builtins.compile(source, str(path), "exec"), module.__dict__)  # the text checked, not the file reread
         module.fn = cls
         sys.modules[module_name] = module
     return getattr(module, name)
