@@ -1,6 +1,7 @@
 """Oracles for one generated program.
 
-``check_program(program, backend)`` returns an ``Outcome``:
+``check_program(program, mode)`` returns an ``Outcome`` (``mode``: "python", "lowered" or
+"numba", ``modes.py``):
 
 - ``passed``: every oracle agreed;
 - ``rejected``: adcompile raised an ``AdCompileError`` (a documented rejection), kept apart;
@@ -16,9 +17,12 @@ float64 on the widened arguments, to float32 tolerances (``numerics.py``), first
 Oracles: (a) the compiled forward (result and any writes into arguments) equals plain
 Python; (b) reverse mode (value_and_grad, grad, or vjp for array/tuple results) equals central
 finite differences and forward mode (<grad, v> == jvp in two random directions); derived
-functions leave their arguments unchanged; (c) with ``compare_backends`` the numba run equals
-the generated source run as plain Python; (d) with ``second_order``: hvp against finite
-differences of the gradient, and hessian against hvp columns.
+functions leave their arguments unchanged; (c) with ``compare_backends`` the run in ``mode`` equals
+the generated source run as plain Python without the lowering (``fuse=False``); (d) with
+``second_order``: hvp against finite differences of the gradient, and hessian against hvp
+columns; (e) with ``jacobian_fwd``: ``jacobian(mode="fwd")`` (batched tangents) against the
+checked reverse-mode result; (f) with ``third_order``: compositions of three transforms
+(``higher_order.py``).
 """
 import signal
 import traceback
@@ -29,7 +33,9 @@ import numpy as np
 
 import adcompile
 
+from .higher_order import composition_checks, jacobian_fwd_check, wrapper_source
 from .loading import load_module, unload_module
+from .modes import backend_of, lowering
 from .numerics import (ATOL, EXACT_ATOL, EXACT_RTOL, FD_CHECK_STEP, FD_STEP, RTOL, SINGLE_ATOL, SINGLE_RTOL,
                        as_list, central_gradient, close, fresh, inner, perturbed, random_direction, widened,
                        worst)
@@ -59,20 +65,28 @@ def wrong(kind, detail):
 
 
 class ProgramCheck:
-    def __init__(self, program, module, backend, second_order, compare_backends):
+    def __init__(self, program, module, mode, second_order, compare_backends, jacobian_fwd=False,
+                 third_order=None):
         self.program = program
+        self.module = module
         self.f = module.f
         self.args = program.args
         self.single = program.dtype == "float32"  # float32 arrays: compared with the float64 reference
         self.reference_args = widened(self.args)
         self.indices = program.float_arg_indices
-        self.backend = backend
+        self.mode = mode
+        self.backend = backend_of(mode)
         self.second_order = second_order and program.returns == "scalar" and not self.single
+        self.jacobian_fwd = jacobian_fwd and program.returns != "tuple"
+        self.third_order = third_order if program.returns == "scalar" and not self.single else None
         self.compare_backends = compare_backends
         self.rng = np.random.default_rng(program.seed + 1)
         self.scalar = program.returns == "scalar"
 
     # ------------------------------------------------------------------ helpers
+    def wrong(self, kind, detail):
+        wrong(kind, detail)
+
     def adcompile_call(self, stage, fn, *call_args):
         """Call into adcompile; AdCompileError -> rejected, except the two that report adcompile's
         own bugs (GeneratedCodeError, InternalError); anything else -> crash."""
@@ -231,8 +245,10 @@ class ProgramCheck:
             wrong("hessian-vs-hvp", worst(np.asarray(hessian, dtype=float), expected))
 
     def backends_agree(self, compiled, grads):
-        """The numba-compiled results equal the same generated source run as plain Python."""
-        python = self.adcompile_call("python-backend", lambda: adcompile.compile(self.f, backend="python"))
+        """The results in this mode equal the same program's source generated without the
+        lowering and run as plain Python."""
+        python = self.adcompile_call("python-backend",
+                                     lambda: adcompile.compile(self.f, backend="python", fuse=False))
         out = self.adcompile_call("python-backend", python, *fresh(self.args))
         numba_out = self.adcompile_call("forward", compiled, *fresh(self.args))
         if not close(numba_out, out, *self.same()):
@@ -251,21 +267,34 @@ class ProgramCheck:
         self.forward_mode(compiled, grads)
         if self.compare_backends:
             self.backends_agree(compiled, grads)
+        if self.jacobian_fwd:
+            jacobian_fwd_check(self, compiled, grads)
         if self.second_order:
             self.hessian_checks(compiled)
+        if self.third_order:
+            composition_checks(self, compiled, self.third_order)
         return Outcome("passed")
 
 
-def check_program(program, backend="python", second_order=False, compare_backends=False):
-    """Run every oracle on ``program``; never raises for adcompile's failures."""
+def check_program(program, backend="python", second_order=False, compare_backends=False,
+                  jacobian_fwd=False, third_order=None):
+    """Run every oracle on ``program`` in mode ``backend`` ("python", "lowered" or "numba");
+    never raises for adcompile's failures. ``third_order`` names a form of
+    ``higher_order.THIRD_ORDER_FORMS`` (its wrapper functions are added to the module)."""
+    mode = backend
+    source = program.source
+    if third_order:
+        source += wrapper_source(program, third_order)
     try:
-        module = load_module(program.source)
+        module = load_module(source)
     except Exception as error:  # noqa: BLE001  (a generator bug: the source does not import)
         return Outcome("discarded", "discarded:import-error", f"{type(error).__name__}: {error}")
     try:
         if not callable(getattr(module, "f", None)):
             return Outcome("discarded", "discarded:no-entry-function")
-        return ProgramCheck(program, module, backend, second_order, compare_backends).run()
+        with lowering(mode):
+            return ProgramCheck(program, module, mode, second_order, compare_backends, jacobian_fwd,
+                                third_order).run()
     except Stop as stop:
         return stop.outcome
     except Exception as error:  # noqa: BLE001  (a candidate the harness cannot judge, e.g. while shrinking)

@@ -1,21 +1,30 @@
 """Run batches of random programs and summarise the outcomes.
 
-``run_one(seed, backend)`` generates and checks one program (a share of them with second-order
-oracles; numba runs also compare against the plain-Python backend). ``run_batch`` runs many,
-optionally in worker processes, and returns a ``Summary`` with the failing programs.
+``run_one(seed, mode)`` generates and checks one program in a mode of ``modes.py`` ("python",
+"lowered" or "numba"): a share of them with second-order oracles, ``jacobian(mode="fwd")`` or a
+composition of three transforms (drawn from a random stream of the seed's own, apart from the
+generator's); lowered and numba runs also compare against the plain-Python backend without the
+lowering. ``run_batch`` runs many, optionally in worker processes, and returns a ``Summary``
+with the failing programs.
 """
 import collections
 import concurrent.futures
+import random
 import sys
 import time
 import traceback
 from dataclasses import dataclass, field
 
 from .generator import generate
+from .higher_order import THIRD_ORDER_FORMS
 from .oracles import Outcome, check_with_timeout
 
 SECOND_ORDER_EVERY = 4  # every 4th seed also gets hvp/hessian checks
-PROGRAM_TIMEOUT = {"python": 60.0, "numba": 300.0}  # seconds; longer counts as a "timeout" failure
+PROGRAM_TIMEOUT = {"python": 60.0, "lowered": 90.0, "numba": 300.0}  # seconds; longer is a "timeout" failure
+# shares of the programs with the jacobian(mode="fwd") check and with a composition of three
+# transforms; numba compiles every derived function for seconds, so it gets fewer
+JACOBIAN_FWD_SHARE = {"python": 0.3, "lowered": 0.3, "numba": 0.15}
+THIRD_ORDER_SHARE = {"python": 0.15, "lowered": 0.15, "numba": 0.04}
 
 
 @dataclass
@@ -62,9 +71,13 @@ class Summary:
         return "\n".join(lines)
 
 
-def options_for(seed, backend):
-    return dict(backend=backend, second_order=seed % SECOND_ORDER_EVERY == 0,
-                compare_backends=backend == "numba")
+def options_for(seed, mode):
+    """The oracles a seed's program gets in ``mode`` (``check_program``'s keywords)."""
+    draw = random.Random(seed + 0x20)
+    jacobian_fwd = draw.random() < JACOBIAN_FWD_SHARE[mode]
+    third_order = draw.choice(THIRD_ORDER_FORMS) if draw.random() < THIRD_ORDER_SHARE[mode] else None
+    return dict(backend=mode, second_order=seed % SECOND_ORDER_EVERY == 0,
+                compare_backends=mode != "python", jacobian_fwd=jacobian_fwd, third_order=third_order)
 
 
 def run_one(seed, backend="python"):
