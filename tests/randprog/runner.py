@@ -71,37 +71,40 @@ class Summary:
         return "\n".join(lines)
 
 
-def options_for(seed, mode):
-    """The oracles a seed's program gets in ``mode`` (``check_program``'s keywords)."""
+def options_for(seed, mode, first_order_only=False):
+    """The oracles a seed's program gets in ``mode`` (``check_program``'s keywords);
+    ``first_order_only``: none of second or third order (a quick numba sample)."""
     draw = random.Random(seed + 0x20)
     jacobian_fwd = draw.random() < JACOBIAN_FWD_SHARE[mode]
     third_order = draw.choice(THIRD_ORDER_FORMS) if draw.random() < THIRD_ORDER_SHARE[mode] else None
+    if first_order_only:
+        return dict(backend=mode, compare_backends=mode != "python")
     return dict(backend=mode, second_order=seed % SECOND_ORDER_EVERY == 0,
                 compare_backends=mode != "python", jacobian_fwd=jacobian_fwd, third_order=third_order)
 
 
-def run_one(seed, backend="python"):
+def run_one(seed, backend="python", first_order_only=False):
     try:
         program = generate(seed)
     except Exception as error:  # noqa: BLE001  (a generator bug: counted, never fatal)
         return Result(seed, backend, Outcome("discarded", "discarded:generator-error", repr(error))), []
-    outcome = check_with_timeout(program, PROGRAM_TIMEOUT[backend], **options_for(seed, backend))
+    outcome = check_with_timeout(program, PROGRAM_TIMEOUT[backend], **options_for(seed, backend, first_order_only))
     return Result(seed, backend, outcome, program if outcome.failed else None), sorted(program.features)
 
 
-def _run_guarded(seed, backend):
+def _run_guarded(seed, backend, first_order_only=False):
     try:
-        return run_one(seed, backend)
+        return run_one(seed, backend, first_order_only)
     except BaseException as error:  # noqa: BLE001  (a harness bug must not stop a batch)
         detail = "".join(traceback.format_exception(type(error), error, error.__traceback__))[-1500:]
         return Result(seed, backend, Outcome("discarded", "discarded:harness-error", detail)), []
 
 
-def _run_chunk(seeds, backend):
-    return [_run_guarded(seed, backend) for seed in seeds]
+def _run_chunk(seeds, backend, first_order_only=False):
+    return [_run_guarded(seed, backend, first_order_only) for seed in seeds]
 
 
-def run_batch(seeds, backend="python", jobs=1, progress=False):
+def run_batch(seeds, backend="python", jobs=1, progress=False, first_order_only=False):
     summary = Summary()
     start = time.monotonic()
     seeds = list(seeds)
@@ -118,11 +121,11 @@ def run_batch(seeds, backend="python", jobs=1, progress=False):
 
     if jobs <= 1:
         for k in range(0, len(seeds), 10):
-            record(_run_chunk(seeds[k:k + 10], backend))
+            record(_run_chunk(seeds[k:k + 10], backend, first_order_only))
     else:
         chunks = [seeds[k:k + 20] for k in range(0, len(seeds), 20)]
         with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
-            futures = [pool.submit(_run_chunk, chunk, backend) for chunk in chunks]
+            futures = [pool.submit(_run_chunk, chunk, backend, first_order_only) for chunk in chunks]
             for future, chunk in zip(concurrent.futures.as_completed(futures), chunks):
                 try:
                     record(future.result())
