@@ -13,6 +13,7 @@ its own for them, so that programs keep the structure they had before these form
 - reductions along an axis inside loops broadcast back (``a - np.max(a, axis=1, keepdims=True)``,
   a softmax), and inserted-axis broadcasts ``u[:, None] * v[None, :]``;
 - whole-array updates of elementwise chains inside loops (``w[:] = w - lr * g``);
+- loops over the rows of a matrix (``for row in A[:k]:``, zero trips included);
 - branches whose sides give values of different dtypes in float32 programs, and
   if-expressions.
 
@@ -254,6 +255,29 @@ class LoopForms:
         self.gen.features.add("whole_array_update")
         return True
 
+    def row_loop(self):
+        """``for row in M[:k]:`` (k may be 0, or the int argument): a loop over rows."""
+        matrices = _matrices(self.scope)
+        if not matrices:
+            return False
+        M = self.pick(matrices)
+        r, c = self.scope.vars[M].shape
+        acc = self.accumulator()
+        rows = self.rng.randint(0, r)
+        source = self.pick([M, f"{M}[:{rows}]"])
+        n_arg = self.scope.vars.get("n")
+        if source != M and n_arg is not None and n_arg.is_int and int(n_arg.bound) <= r and self.rng.random() < 0.5:
+            source = f"{M}[:n]"
+        row = self.gen.fresh_name("row")
+        partner, pb = self.small((c,), 1)
+        self.gen.emit(f"for {row} in {source}:")
+        self.gen.emit(f"    {acc} = {acc} + np.sum(np.tanh({row}) * {partner})")
+        self.finish(acc, r * c * max(pb, 1.0))
+        self.gen.features.add("loop_over_rows")
+        if source.endswith("[:0]") or (source.endswith("[:n]") and int(n_arg.bound) == 0):
+            self.gen.features.add("zero_trip_loop")
+        return True
+
     def mixed_branch(self):
         """An if-expression, or a branch whose sides differ in dtype (float32 programs)."""
         vectors = [v for v in _vectors(self.scope) if self.scope.vars[v].bound <= 5.0]
@@ -284,7 +308,7 @@ class LoopForms:
 
 
 CONSTRUCTS = ("moving_slices", "rebound_view", "grid_loop", "axis_broadcast_loop", "whole_array_update",
-              "mixed_branch")
+              "row_loop", "mixed_branch")
 
 
 def loop_construct(gen, scope):
