@@ -9,7 +9,9 @@
   non-finite or huge values, or its finite differences are not self-consistent: a kink);
 - ``wrong``: a value or derivative disagrees with its reference;
 - ``crash``: adcompile raised anything that is not an ``AdCompileError``, or one of the two
-  that report adcompile's own bugs (``GeneratedCodeError``, ``InternalError``).
+  that report adcompile's own bugs (``GeneratedCodeError``, ``InternalError``), or a
+  ``ShapeError`` from a derived function of a program whose compiled forward ran (numpy and
+  adcompile agreed on its shapes: a derivative's follow from them).
 
 A float32 program (its array arguments in float32) is compared with the same program run in
 float64 on the widened arguments, to float32 tolerances (``numerics.py``), first order only.
@@ -82,6 +84,7 @@ class ProgramCheck:
         self.compare_backends = compare_backends
         self.rng = np.random.default_rng(program.seed + 1)
         self.scalar = program.returns == "scalar"
+        self.forward_ran = False  # the compiled forward gave the right result
 
     # ------------------------------------------------------------------ helpers
     def wrong(self, kind, detail):
@@ -97,6 +100,12 @@ class ProgramCheck:
         except (adcompile.errors.GeneratedCodeError, adcompile.errors.InternalError) as error:
             detail = str(error).strip()  # adcompile's own bug, told as such: a crash, not a rejection
             raise Stop(Outcome("crash", f"crash:{stage}:{type(error).__name__}", detail[:2000]))
+        except adcompile.errors.ShapeError as error:
+            if not self.forward_ran:
+                first = str(error).strip().splitlines()[0]
+                raise Stop(Outcome("rejected", f"rejected:{stage}:ShapeError", first))
+            # the compiled forward ran on these shapes: a derivative's shapes follow from them
+            raise Stop(Outcome("crash", f"crash:{stage}:ShapeError", str(error).strip()[:2000]))
         except adcompile.AdCompileError as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise Stop(Outcome("rejected", f"rejected:{stage}:{type(error).__name__}", first))
@@ -263,6 +272,7 @@ class ProgramCheck:
         self.reference()
         compiled = adcompile.compile(self.f, backend=self.backend)
         self.forward(compiled)
+        self.forward_ran = True
         grads = self.reverse(compiled)
         self.forward_mode(compiled, grads)
         if self.compare_backends:
