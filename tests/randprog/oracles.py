@@ -318,19 +318,20 @@ class Timeout(BaseException):
 
 
 def check_with_timeout(program, seconds, *args, **kwargs):
-    """``check_program`` that gives up after ``seconds`` (a compiler hang is a failure; the
-    outcome names the innermost adcompile function that was running)."""
+    """``check_program`` that gives up after ``seconds`` of this process's CPU time (a compiler
+    hang is a failure; the outcome names the innermost adcompile function that was running).
+    CPU time, not wall time: on a machine shared with other work a numba compile may wait."""
     def alarm(signum, frame):
         raise Timeout()
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         return check_program(program, *args, **kwargs)
     except Timeout as error:
         frames = [f for f in traceback.extract_tb(error.__traceback__) if "adcompile" in f.filename]
         where = f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else "?"
-        return Outcome("timeout", "timeout", f"no result after {seconds:.0f}s; running {where}")
+        return Outcome("timeout", "timeout", f"no result after {seconds:.0f}s of CPU time; running {where}")
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)

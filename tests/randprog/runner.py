@@ -20,7 +20,7 @@ from .higher_order import THIRD_ORDER_FORMS
 from .oracles import Outcome, check_with_timeout
 
 SECOND_ORDER_EVERY = 4  # every 4th seed also gets hvp/hessian checks
-PROGRAM_TIMEOUT = {"python": 60.0, "lowered": 90.0, "numba": 300.0}  # seconds; longer is a "timeout" failure
+PROGRAM_TIMEOUT = {"python": 60.0, "lowered": 90.0, "numba": 300.0}  # CPU seconds; more is a "timeout" failure
 # shares of the programs with the jacobian(mode="fwd") check and with a composition of three
 # transforms; numba compiles every derived function for seconds, so it gets fewer
 JACOBIAN_FWD_SHARE = {"python": 0.3, "lowered": 0.3, "numba": 0.15}
