@@ -22,7 +22,8 @@ finite differences and forward mode (<grad, v> == jvp in two random directions);
 functions leave their arguments unchanged; (c) with ``compare_backends`` the run in ``mode`` equals
 the generated source run as plain Python without the lowering (``fuse=False``); (d) with
 ``second_order``: hvp against finite differences of the gradient, and hessian against hvp
-columns; (e) with ``jacobian_fwd``: ``jacobian(mode="fwd")`` (batched tangents) against the
+columns (``quick``: the first order with grad only, not value_and_grad, and one jvp
+direction: fewer numba compiles); (e) with ``jacobian_fwd``: ``jacobian(mode="fwd")`` (batched tangents) against the
 checked reverse-mode result; (f) with ``third_order``: compositions of three transforms
 (``higher_order.py``).
 """
@@ -68,7 +69,7 @@ def wrong(kind, detail):
 
 class ProgramCheck:
     def __init__(self, program, module, mode, second_order, compare_backends, jacobian_fwd=False,
-                 third_order=None):
+                 third_order=None, quick=False):
         self.program = program
         self.module = module
         self.f = module.f
@@ -85,6 +86,7 @@ class ProgramCheck:
         self.rng = np.random.default_rng(program.seed + 1)
         self.scalar = program.returns == "scalar"
         self.forward_ran = False  # the compiled forward gave the right result
+        self.quick = quick  # fewer derived functions: grad only (not value_and_grad), one jvp direction
 
     # ------------------------------------------------------------------ helpers
     def wrong(self, kind, detail):
@@ -180,7 +182,11 @@ class ProgramCheck:
 
     def reverse(self, compiled):
         wrt = self.indices
-        if self.scalar:
+        if self.scalar and self.quick:  # one reverse-mode function: grad
+            grads = self.derived_call("grad", adcompile.grad(compiled, wrt=wrt))
+            if not close(list(grads), self.fd, *self.against_fd()):
+                wrong("grad-vs-fd", worst(list(grads), self.fd))
+        elif self.scalar:
             value, grads = self.derived_call("value_and_grad", adcompile.value_and_grad(compiled, wrt=wrt))
             if not close(value, self.out, *self.same()):
                 wrong("value_and_grad-value", worst(value, self.out))
@@ -207,7 +213,7 @@ class ProgramCheck:
         return list(grads)
 
     def forward_mode(self, compiled, grads):
-        for _ in range(2):
+        for _ in range(1 if self.quick else 2):
             direction = random_direction(self.rng, self.args, self.indices)
             tangents = tuple(d.astype(a.dtype) if isinstance(d, np.ndarray) else d
                              for d, a in zip(direction, self.args))
@@ -287,7 +293,7 @@ class ProgramCheck:
 
 
 def check_program(program, backend="python", second_order=False, compare_backends=False,
-                  jacobian_fwd=False, third_order=None):
+                  jacobian_fwd=False, third_order=None, quick=False):
     """Run every oracle on ``program`` in mode ``backend`` ("python", "lowered" or "numba");
     never raises for adcompile's failures. ``third_order`` names a form of
     ``higher_order.THIRD_ORDER_FORMS`` (its wrapper functions are added to the module)."""
@@ -304,7 +310,7 @@ def check_program(program, backend="python", second_order=False, compare_backend
             return Outcome("discarded", "discarded:no-entry-function")
         with lowering(mode):
             return ProgramCheck(program, module, mode, second_order, compare_backends, jacobian_fwd,
-                                third_order).run()
+                                third_order, quick).run()
     except Stop as stop:
         return stop.outcome
     except Exception as error:  # noqa: BLE001  (a candidate the harness cannot judge, e.g. while shrinking)

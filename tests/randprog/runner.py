@@ -73,12 +73,13 @@ class Summary:
 
 def options_for(seed, mode, first_order_only=False):
     """The oracles a seed's program gets in ``mode`` (``check_program``'s keywords);
-    ``first_order_only``: none of second or third order (a quick numba sample)."""
+    ``first_order_only``: none of second or third order, and the quick first order (a numba
+    sample for the default run)."""
     draw = random.Random(seed + 0x20)
     jacobian_fwd = draw.random() < JACOBIAN_FWD_SHARE[mode]
     third_order = draw.choice(THIRD_ORDER_FORMS) if draw.random() < THIRD_ORDER_SHARE[mode] else None
     if first_order_only:
-        return dict(backend=mode, compare_backends=mode != "python")
+        return dict(backend=mode, compare_backends=mode != "python", quick=True)
     return dict(backend=mode, second_order=seed % SECOND_ORDER_EVERY == 0,
                 compare_backends=mode != "python", jacobian_fwd=jacobian_fwd, third_order=third_order)
 
