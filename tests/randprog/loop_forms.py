@@ -104,7 +104,9 @@ class LoopForms:
             (k,) = self.scope.vars[v].shape
             b = self.scope.vars[v].bound
             i, trips = self.open_loop(self.rng.randint(0, k))
-            forms = [(f"np.sum(np.sin({v}[{i}:]))", k), (f"np.sum(np.cos({v}[{i}:]) ** 2)", k)]
+            scalar, sb = self.small(())
+            forms = [(f"np.sum(np.sin({v}[{i}:]))", k), (f"np.sum(np.cos({v}[{i}:]) ** 2)", k),
+                     (f"np.sum(np.sin({v}[{i}:]) * {scalar})", k * sb)]
             if b <= 3.0:
                 forms += [(f"np.sum({v}[:{i} + 1] * {v}[:{i} + 1])", k * b * b),
                           (f"np.sum(np.tanh({v}[{i}:]) * {v}[:{k} - {i}])", k * b)]
@@ -144,7 +146,9 @@ class LoopForms:
             b = self.scope.vars[v].bound
             self.gen.emit(f"{t} = {v}")
             i, trips = self.open_loop(self.rng.randint(0, k - 1))
-            reads = [(f"np.sum(np.sin({t}))", k), (f"np.tanh({t}[0]) * np.cos({t}[-1])", 1.0)]
+            scalar, sb = self.small(())
+            reads = [(f"np.sum(np.sin({t}))", k), (f"np.tanh({t}[0]) * np.cos({t}[-1])", 1.0),
+                     (f"np.sum(np.sin({t}) * {scalar})", k * sb)]
             if b <= 2.0:
                 reads += [(f"{t}[0] * {t}[-1]", b * b), (f"np.sum({t} * {t})", k * b * b)]
             read, rb = self.pick(reads)
