@@ -275,6 +275,23 @@ def f(x, n):
         backend="lowered",
         xfail="the adjoint of a loop-variant slice takes the shape of another iteration's slice",
     ),
+    RegressionCase(
+        name="hessian_of_a_slice_whose_start_is_the_loop_variable",
+        source='''
+import numpy as np
+
+def f(x):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(np.sin(x[i:]))
+    return s
+''',
+        args=(np.array([0.3, -0.2, 0.5]),),
+        kind="crash:hessian:ShapeError",  # grad and hvp are right; the batched tangents are not
+        backend="lowered",
+        second_order=True,
+        xfail="batched tangents over the reverse sweep of a loop-variant slice raise a ShapeError",
+    ),
 ]
 
 
