@@ -259,6 +259,39 @@ def f(x):
         args=(np.array([1.0, 2.0, 3.0]),),
         kind="crash:value_and_grad:NameError",
     ),
+    RegressionCase(
+        name="gradient_of_a_slice_whose_start_is_the_loop_variable",
+        source='''
+import numpy as np
+
+def f(x, n):
+    W1 = x.copy()
+    for i in range(n):
+        s12 = np.sum(W1[i:] * 4)
+    return s12
+''',
+        args=(np.array([0.34854681144366784, -0.13537751133827225, 0.038963963076992236]), 3),
+        kind="crash:value_and_grad:ShapeError",  # found by the loop constructs of the generator
+        backend="lowered",
+        xfail="the adjoint of a loop-variant slice takes the shape of another iteration's slice",
+    ),
+    RegressionCase(
+        name="hessian_of_a_slice_whose_start_is_the_loop_variable",
+        source='''
+import numpy as np
+
+def f(x):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(np.sin(x[i:]))
+    return s
+''',
+        args=(np.array([0.3, -0.2, 0.5]),),
+        kind="crash:hessian:ShapeError",  # grad and hvp are right; the batched tangents are not
+        backend="lowered",
+        second_order=True,
+        xfail="batched tangents over the reverse sweep of a loop-variant slice raise a ShapeError",
+    ),
 ]
 
 

@@ -17,6 +17,8 @@ import numpy as np
 
 from .coverage_forms import coverage_form
 from .custom_functions import CUSTOM_FUNCTIONS
+from .loop_forms import loop_construct
+from .numerics import noncontiguous
 
 LIMIT = 20.0
 VIEW = re.compile(r"^([A-Za-z_]\w*)(\[[^(]*\]|\.T)?$")  # largest bound a value may reach before only contracting operations are used
@@ -74,6 +76,9 @@ class ProgramGenerator:
         self.seed = seed
         self.rng = random.Random(seed)
         self.coverage_rng = random.Random(seed + 0x14)  # whether to use an issue-14 form (leaves rng as it was)
+        self.construct_rng = random.Random(seed + 0x21)  # loop constructs of loop_forms.py, likewise
+        self.layout_rng = random.Random(seed + 0x22)  # which arguments are passed non-contiguous
+        self.in_construct = False
         self.dtype = "float32" if random.Random(seed + 0x32).random() < 0.15 else "float64"
         self.data = np.random.default_rng(seed)
         self.features = set()
@@ -132,6 +137,10 @@ class ProgramGenerator:
                 value = self.data.uniform(-1.0, 1.0, shape).astype(self.dtype)
             else:
                 value = float(self.data.uniform(-1.0, 1.0))
+            if shape and self.layout_rng.random() < 0.15:
+                how = self.layout_rng.choice(["strided", "transposed"] if len(shape) == 2 else ["strided"])
+                value = noncontiguous(value, how)
+                self.features.add("noncontiguous_argument")
             args.append(value)
             names.append(name)
             scope.vars[name] = Var(shape, 1.0, writable=False)
@@ -513,6 +522,20 @@ class ProgramGenerator:
         if self.chance(0.05):
             kinds.append("alias")
         getattr(self, "stmt_" + self.pick(kinds))(scope)
+        self.maybe_construct(scope, allow_blocks)
+
+    def maybe_construct(self, scope, allow_blocks):
+        """After a statement, sometimes one of ``loop_forms.py``'s constructs, drawn from its
+        own random stream (so that the rest of the program is drawn as before)."""
+        if self.in_helper or self.in_construct or not allow_blocks or len(self.loops) >= 2:
+            return
+        if self.construct_rng.random() >= 0.18:
+            return
+        saved, self.rng, self.in_construct = self.rng, self.construct_rng, True
+        try:
+            loop_construct(self, scope)
+        finally:
+            self.rng, self.in_construct = saved, False
 
     def block(self, scope, count, allow_blocks=True):
         if count == 0:

@@ -1,6 +1,9 @@
 """Numerical reference tools for the oracles: argument copies, flattening, central finite
 differences with a self-consistency check, and an honest closeness test.
 
+Arguments may be non-contiguous (``noncontiguous``); ``fresh`` copies keep their layout, so
+every compiled call sees the layout the program was generated with.
+
 Tolerances. Central differences with step ``h`` have truncation error ~ h**2 |f'''| / 6 and
 rounding error ~ eps |f| / h. With h = 1e-5 and the programs' bounded values both are below
 1e-9 |f|, so gradients are compared with rtol 1e-5 and atol 1e-7 * max(1, |f|). A function is
@@ -29,7 +32,28 @@ def widened(args):
 
 
 def fresh(args):
-    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    """Copies of the arguments, each array in its own layout (``same_layout_copy``)."""
+    return tuple(same_layout_copy(a) if isinstance(a, np.ndarray) else a for a in args)
+
+
+def noncontiguous(value, how):
+    """``value`` (an array) with the same values in a non-contiguous layout: ``"strided"``
+    (every other element of a buffer twice as long along axis 0) or ``"transposed"`` (a 2-D
+    array stored column-major, as ``B.T`` of a row-major ``B``)."""
+    if how == "transposed" and value.ndim == 2:
+        return np.asfortranarray(value)
+    buffer = np.zeros((2 * value.shape[0],) + value.shape[1:], dtype=value.dtype)
+    buffer[::2] = value
+    return buffer[::2]
+
+
+def same_layout_copy(value):
+    """A copy of array ``value`` with its layout (C order, column-major, or strided along axis 0)."""
+    if value.flags.c_contiguous or value.ndim == 0:
+        return value.copy()
+    if value.ndim == 2 and value.flags.f_contiguous:
+        return np.asfortranarray(value.copy())
+    return noncontiguous(value.copy(), "strided")
 
 
 def as_list(value):

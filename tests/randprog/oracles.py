@@ -1,6 +1,7 @@
 """Oracles for one generated program.
 
-``check_program(program, backend)`` returns an ``Outcome``:
+``check_program(program, mode)`` returns an ``Outcome`` (``mode``: "python", "lowered" or
+"numba", ``modes.py``):
 
 - ``passed``: every oracle agreed;
 - ``rejected``: adcompile raised an ``AdCompileError`` (a documented rejection), kept apart;
@@ -8,7 +9,9 @@
   non-finite or huge values, or its finite differences are not self-consistent: a kink);
 - ``wrong``: a value or derivative disagrees with its reference;
 - ``crash``: adcompile raised anything that is not an ``AdCompileError``, or one of the two
-  that report adcompile's own bugs (``GeneratedCodeError``, ``InternalError``).
+  that report adcompile's own bugs (``GeneratedCodeError``, ``InternalError``), or a
+  ``ShapeError`` from a derived function of a program whose compiled forward ran (numpy and
+  adcompile agreed on its shapes: a derivative's follow from them).
 
 A float32 program (its array arguments in float32) is compared with the same program run in
 float64 on the widened arguments, to float32 tolerances (``numerics.py``), first order only.
@@ -16,9 +19,13 @@ float64 on the widened arguments, to float32 tolerances (``numerics.py``), first
 Oracles: (a) the compiled forward (result and any writes into arguments) equals plain
 Python; (b) reverse mode (value_and_grad, grad, or vjp for array/tuple results) equals central
 finite differences and forward mode (<grad, v> == jvp in two random directions); derived
-functions leave their arguments unchanged; (c) with ``compare_backends`` the numba run equals
-the generated source run as plain Python; (d) with ``second_order``: hvp against finite
-differences of the gradient, and hessian against hvp columns.
+functions leave their arguments unchanged; (c) with ``compare_backends`` the run in ``mode`` equals
+the generated source run as plain Python without the lowering (``fuse=False``); (d) with
+``second_order``: hvp against finite differences of the gradient, and hessian against hvp
+columns (``quick``: the first order with grad only, not value_and_grad, and one jvp
+direction: fewer numba compiles); (e) with ``jacobian_fwd``: ``jacobian(mode="fwd")`` (batched tangents) against the
+checked reverse-mode result; (f) with ``third_order``: compositions of three transforms
+(``higher_order.py``).
 """
 import signal
 import traceback
@@ -29,7 +36,9 @@ import numpy as np
 
 import adcompile
 
+from .higher_order import composition_checks, jacobian_fwd_check, wrapper_source
 from .loading import load_module, unload_module
+from .modes import backend_of, lowering
 from .numerics import (ATOL, EXACT_ATOL, EXACT_RTOL, FD_CHECK_STEP, FD_STEP, RTOL, SINGLE_ATOL, SINGLE_RTOL,
                        as_list, central_gradient, close, fresh, inner, perturbed, random_direction, widened,
                        worst)
@@ -59,20 +68,30 @@ def wrong(kind, detail):
 
 
 class ProgramCheck:
-    def __init__(self, program, module, backend, second_order, compare_backends):
+    def __init__(self, program, module, mode, second_order, compare_backends, jacobian_fwd=False,
+                 third_order=None, quick=False):
         self.program = program
+        self.module = module
         self.f = module.f
         self.args = program.args
         self.single = program.dtype == "float32"  # float32 arrays: compared with the float64 reference
         self.reference_args = widened(self.args)
         self.indices = program.float_arg_indices
-        self.backend = backend
+        self.mode = mode
+        self.backend = backend_of(mode)
         self.second_order = second_order and program.returns == "scalar" and not self.single
+        self.jacobian_fwd = jacobian_fwd and program.returns != "tuple"
+        self.third_order = third_order if program.returns == "scalar" and not self.single else None
         self.compare_backends = compare_backends
         self.rng = np.random.default_rng(program.seed + 1)
         self.scalar = program.returns == "scalar"
+        self.forward_ran = False  # the compiled forward gave the right result
+        self.quick = quick  # fewer derived functions: grad only (not value_and_grad), one jvp direction
 
     # ------------------------------------------------------------------ helpers
+    def wrong(self, kind, detail):
+        wrong(kind, detail)
+
     def adcompile_call(self, stage, fn, *call_args):
         """Call into adcompile; AdCompileError -> rejected, except the two that report adcompile's
         own bugs (GeneratedCodeError, InternalError); anything else -> crash."""
@@ -83,6 +102,12 @@ class ProgramCheck:
         except (adcompile.errors.GeneratedCodeError, adcompile.errors.InternalError) as error:
             detail = str(error).strip()  # adcompile's own bug, told as such: a crash, not a rejection
             raise Stop(Outcome("crash", f"crash:{stage}:{type(error).__name__}", detail[:2000]))
+        except adcompile.errors.ShapeError as error:
+            if not self.forward_ran:
+                first = str(error).strip().splitlines()[0]
+                raise Stop(Outcome("rejected", f"rejected:{stage}:ShapeError", first))
+            # the compiled forward ran on these shapes: a derivative's shapes follow from them
+            raise Stop(Outcome("crash", f"crash:{stage}:ShapeError", str(error).strip()[:2000]))
         except adcompile.AdCompileError as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise Stop(Outcome("rejected", f"rejected:{stage}:{type(error).__name__}", first))
@@ -157,7 +182,11 @@ class ProgramCheck:
 
     def reverse(self, compiled):
         wrt = self.indices
-        if self.scalar:
+        if self.scalar and self.quick:  # one reverse-mode function: grad
+            grads = self.derived_call("grad", adcompile.grad(compiled, wrt=wrt))
+            if not close(list(grads), self.fd, *self.against_fd()):
+                wrong("grad-vs-fd", worst(list(grads), self.fd))
+        elif self.scalar:
             value, grads = self.derived_call("value_and_grad", adcompile.value_and_grad(compiled, wrt=wrt))
             if not close(value, self.out, *self.same()):
                 wrong("value_and_grad-value", worst(value, self.out))
@@ -184,7 +213,7 @@ class ProgramCheck:
         return list(grads)
 
     def forward_mode(self, compiled, grads):
-        for _ in range(2):
+        for _ in range(1 if self.quick else 2):
             direction = random_direction(self.rng, self.args, self.indices)
             tangents = tuple(d.astype(a.dtype) if isinstance(d, np.ndarray) else d
                              for d, a in zip(direction, self.args))
@@ -231,8 +260,10 @@ class ProgramCheck:
             wrong("hessian-vs-hvp", worst(np.asarray(hessian, dtype=float), expected))
 
     def backends_agree(self, compiled, grads):
-        """The numba-compiled results equal the same generated source run as plain Python."""
-        python = self.adcompile_call("python-backend", lambda: adcompile.compile(self.f, backend="python"))
+        """The results in this mode equal the same program's source generated without the
+        lowering and run as plain Python."""
+        python = self.adcompile_call("python-backend",
+                                     lambda: adcompile.compile(self.f, backend="python", fuse=False))
         out = self.adcompile_call("python-backend", python, *fresh(self.args))
         numba_out = self.adcompile_call("forward", compiled, *fresh(self.args))
         if not close(numba_out, out, *self.same()):
@@ -247,25 +278,39 @@ class ProgramCheck:
         self.reference()
         compiled = adcompile.compile(self.f, backend=self.backend)
         self.forward(compiled)
+        self.forward_ran = True
         grads = self.reverse(compiled)
         self.forward_mode(compiled, grads)
         if self.compare_backends:
             self.backends_agree(compiled, grads)
+        if self.jacobian_fwd:
+            jacobian_fwd_check(self, compiled, grads)
         if self.second_order:
             self.hessian_checks(compiled)
+        if self.third_order:
+            composition_checks(self, compiled, self.third_order)
         return Outcome("passed")
 
 
-def check_program(program, backend="python", second_order=False, compare_backends=False):
-    """Run every oracle on ``program``; never raises for adcompile's failures."""
+def check_program(program, backend="python", second_order=False, compare_backends=False,
+                  jacobian_fwd=False, third_order=None, quick=False):
+    """Run every oracle on ``program`` in mode ``backend`` ("python", "lowered" or "numba");
+    never raises for adcompile's failures. ``third_order`` names a form of
+    ``higher_order.THIRD_ORDER_FORMS`` (its wrapper functions are added to the module)."""
+    mode = backend
+    source = program.source
+    if third_order:
+        source += wrapper_source(program, third_order)
     try:
-        module = load_module(program.source)
+        module = load_module(source)
     except Exception as error:  # noqa: BLE001  (a generator bug: the source does not import)
         return Outcome("discarded", "discarded:import-error", f"{type(error).__name__}: {error}")
     try:
         if not callable(getattr(module, "f", None)):
             return Outcome("discarded", "discarded:no-entry-function")
-        return ProgramCheck(program, module, backend, second_order, compare_backends).run()
+        with lowering(mode):
+            return ProgramCheck(program, module, mode, second_order, compare_backends, jacobian_fwd,
+                                third_order, quick).run()
     except Stop as stop:
         return stop.outcome
     except Exception as error:  # noqa: BLE001  (a candidate the harness cannot judge, e.g. while shrinking)
@@ -279,19 +324,20 @@ class Timeout(BaseException):
 
 
 def check_with_timeout(program, seconds, *args, **kwargs):
-    """``check_program`` that gives up after ``seconds`` (a compiler hang is a failure; the
-    outcome names the innermost adcompile function that was running)."""
+    """``check_program`` that gives up after ``seconds`` of this process's CPU time (a compiler
+    hang is a failure; the outcome names the innermost adcompile function that was running).
+    CPU time, not wall time: on a machine shared with other work a numba compile may wait."""
     def alarm(signum, frame):
         raise Timeout()
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         return check_program(program, *args, **kwargs)
     except Timeout as error:
         frames = [f for f in traceback.extract_tb(error.__traceback__) if "adcompile" in f.filename]
         where = f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else "?"
-        return Outcome("timeout", "timeout", f"no result after {seconds:.0f}s; running {where}")
+        return Outcome("timeout", "timeout", f"no result after {seconds:.0f}s of CPU time; running {where}")
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)

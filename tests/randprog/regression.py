@@ -13,7 +13,7 @@ class RegressionCase:
     source: str
     args: tuple
     kind: str  # the failure kind it was found with, e.g. "wrong:grad-vs-fd"
-    backend: str = "python"
+    backend: str = "python"  # a mode of modes.py: "python", "lowered" or "numba"
     second_order: bool = False
     returns: str = "scalar"
     xfail: str = ""  # reason, while the compiler bug is not fixed
@@ -30,4 +30,4 @@ class RegressionCase:
 
     def check(self):
         return check_program(self.program(), self.backend, self.second_order,
-                             compare_backends=self.backend == "numba")
+                             compare_backends=self.backend != "python")

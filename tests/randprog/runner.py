@@ -1,21 +1,30 @@
 """Run batches of random programs and summarise the outcomes.
 
-``run_one(seed, backend)`` generates and checks one program (a share of them with second-order
-oracles; numba runs also compare against the plain-Python backend). ``run_batch`` runs many,
-optionally in worker processes, and returns a ``Summary`` with the failing programs.
+``run_one(seed, mode)`` generates and checks one program in a mode of ``modes.py`` ("python",
+"lowered" or "numba"): a share of them with second-order oracles, ``jacobian(mode="fwd")`` or a
+composition of three transforms (drawn from a random stream of the seed's own, apart from the
+generator's); lowered and numba runs also compare against the plain-Python backend without the
+lowering. ``run_batch`` runs many, optionally in worker processes, and returns a ``Summary``
+with the failing programs.
 """
 import collections
 import concurrent.futures
+import random
 import sys
 import time
 import traceback
 from dataclasses import dataclass, field
 
 from .generator import generate
+from .higher_order import THIRD_ORDER_FORMS
 from .oracles import Outcome, check_with_timeout
 
 SECOND_ORDER_EVERY = 4  # every 4th seed also gets hvp/hessian checks
-PROGRAM_TIMEOUT = {"python": 60.0, "numba": 300.0}  # seconds; longer counts as a "timeout" failure
+PROGRAM_TIMEOUT = {"python": 60.0, "lowered": 90.0, "numba": 300.0}  # CPU seconds; more is a "timeout" failure
+# shares of the programs with the jacobian(mode="fwd") check and with a composition of three
+# transforms; numba compiles every derived function for seconds, so it gets fewer
+JACOBIAN_FWD_SHARE = {"python": 0.3, "lowered": 0.3, "numba": 0.15}
+THIRD_ORDER_SHARE = {"python": 0.15, "lowered": 0.15, "numba": 0.04}
 
 
 @dataclass
@@ -62,33 +71,41 @@ class Summary:
         return "\n".join(lines)
 
 
-def options_for(seed, backend):
-    return dict(backend=backend, second_order=seed % SECOND_ORDER_EVERY == 0,
-                compare_backends=backend == "numba")
+def options_for(seed, mode, first_order_only=False):
+    """The oracles a seed's program gets in ``mode`` (``check_program``'s keywords);
+    ``first_order_only``: none of second or third order, and the quick first order (a numba
+    sample for the default run)."""
+    draw = random.Random(seed + 0x20)
+    jacobian_fwd = draw.random() < JACOBIAN_FWD_SHARE[mode]
+    third_order = draw.choice(THIRD_ORDER_FORMS) if draw.random() < THIRD_ORDER_SHARE[mode] else None
+    if first_order_only:
+        return dict(backend=mode, compare_backends=mode != "python", quick=True)
+    return dict(backend=mode, second_order=seed % SECOND_ORDER_EVERY == 0,
+                compare_backends=mode != "python", jacobian_fwd=jacobian_fwd, third_order=third_order)
 
 
-def run_one(seed, backend="python"):
+def run_one(seed, backend="python", first_order_only=False):
     try:
         program = generate(seed)
     except Exception as error:  # noqa: BLE001  (a generator bug: counted, never fatal)
         return Result(seed, backend, Outcome("discarded", "discarded:generator-error", repr(error))), []
-    outcome = check_with_timeout(program, PROGRAM_TIMEOUT[backend], **options_for(seed, backend))
+    outcome = check_with_timeout(program, PROGRAM_TIMEOUT[backend], **options_for(seed, backend, first_order_only))
     return Result(seed, backend, outcome, program if outcome.failed else None), sorted(program.features)
 
 
-def _run_guarded(seed, backend):
+def _run_guarded(seed, backend, first_order_only=False):
     try:
-        return run_one(seed, backend)
+        return run_one(seed, backend, first_order_only)
     except BaseException as error:  # noqa: BLE001  (a harness bug must not stop a batch)
         detail = "".join(traceback.format_exception(type(error), error, error.__traceback__))[-1500:]
         return Result(seed, backend, Outcome("discarded", "discarded:harness-error", detail)), []
 
 
-def _run_chunk(seeds, backend):
-    return [_run_guarded(seed, backend) for seed in seeds]
+def _run_chunk(seeds, backend, first_order_only=False):
+    return [_run_guarded(seed, backend, first_order_only) for seed in seeds]
 
 
-def run_batch(seeds, backend="python", jobs=1, progress=False):
+def run_batch(seeds, backend="python", jobs=1, progress=False, first_order_only=False):
     summary = Summary()
     start = time.monotonic()
     seeds = list(seeds)
@@ -105,11 +122,11 @@ def run_batch(seeds, backend="python", jobs=1, progress=False):
 
     if jobs <= 1:
         for k in range(0, len(seeds), 10):
-            record(_run_chunk(seeds[k:k + 10], backend))
+            record(_run_chunk(seeds[k:k + 10], backend, first_order_only))
     else:
         chunks = [seeds[k:k + 20] for k in range(0, len(seeds), 20)]
         with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
-            futures = [pool.submit(_run_chunk, chunk, backend) for chunk in chunks]
+            futures = [pool.submit(_run_chunk, chunk, backend, first_order_only) for chunk in chunks]
             for future, chunk in zip(concurrent.futures.as_completed(futures), chunks):
                 try:
                     record(future.result())

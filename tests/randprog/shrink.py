@@ -94,12 +94,13 @@ def _drop_argument(program, tree, k):
 
 
 def shrink(program, kind, backend="python", second_order=False, compare_backends=False,
-           budget_seconds=120.0):
-    """The smallest program found that still fails with ``kind`` (and its outcome)."""
+           budget_seconds=120.0, **oracles):
+    """The smallest program found that still fails with ``kind`` (and its outcome); ``backend``
+    is a mode of ``modes.py``, ``oracles`` further keywords of ``check_program``."""
     deadline = time.monotonic() + budget_seconds
 
     def still_fails(candidate):
-        outcome = check_program(candidate, backend, second_order, compare_backends)
+        outcome = check_program(candidate, backend, second_order, compare_backends, **oracles)
         return outcome if outcome.kind == kind else None
 
     best = program
@@ -148,7 +149,8 @@ def format_args(args):
 def snippet(program, outcome, backend):
     """A self-contained reproduction: the program, its arguments and what is wrong."""
     detail = (outcome.detail or "").replace("\n", " ")[:400]
-    return (f"# randprog failure {outcome.kind} (seed {program.seed}, backend {backend})\n"
+    how = {"lowered": "lowered: backend='python' with ADCOMPILE_FUSE=all"}.get(backend, backend)
+    return (f"# randprog failure {outcome.kind} (seed {program.seed}, mode {how})\n"
             f"# {detail}\n"
             f"{program.source}\n"
             f"ARGS = {format_args(program.args)}\n")
