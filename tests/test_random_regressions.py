@@ -273,7 +273,6 @@ def f(x, n):
         args=(np.array([0.34854681144366784, -0.13537751133827225, 0.038963963076992236]), 3),
         kind="crash:value_and_grad:ShapeError",  # found by the loop constructs of the generator
         backend="lowered",
-        xfail="the adjoint of a loop-variant slice takes the shape of another iteration's slice",
     ),
     RegressionCase(
         name="hessian_of_a_slice_whose_start_is_the_loop_variable",
@@ -290,7 +289,6 @@ def f(x):
         kind="crash:hessian:ShapeError",  # grad and hvp are right; the batched tangents are not
         backend="lowered",
         second_order=True,
-        xfail="batched tangents over the reverse sweep of a loop-variant slice raise a ShapeError",
     ),
 ]
 
