@@ -22,7 +22,7 @@ SEEDS = (0, 1, 12345)
 EXPECTED = ("logistic_loss_grad_", "running_sum_of_squares_grad_", "huber_grad_", "softmax_cross_entropy_grad_",
             "fused_grad_", "shifted_stencil_value_and_grad_", "cubic_energy_hessian_", "custom_grad_",
             "loss_fn_grad_", "squared_error_value_and_grad_", "fit_epoch_", "train_step_",
-            "loss_fn_value_and_grad_", "adam_step_")
+            "loss_fn_value_and_grad_", "adam_step_", "check_Scaled_apply_", "Scaled_apply_vjp_forward_")
 
 
 def _environment(cache, seed, **settings):

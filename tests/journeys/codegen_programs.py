@@ -10,9 +10,10 @@ program and its argument types.
 
 The set: the golden gradients (``tests/test_golden_source.py``), programs with fused loops
 (slices, broadcasts, reductions), a Hessian, a custom Function whose backward reads global
-arrays, a Module's gradient, ``fit``, ``train_step`` and an optimizer's ``step``. With
-``NUMBA_DISABLE_JIT=1`` the numba backend writes the same files without compiling them (numba
-then runs the generated code as Python), which keeps the comparison fast.
+arrays (and ``gradcheck`` of one), a Module's gradient, ``fit``, ``train_step`` and an
+optimizer's ``step``. With ``NUMBA_DISABLE_JIT=1`` the numba backend writes the same files
+without compiling them (numba then runs the generated code as Python), which keeps the
+comparison fast.
 """
 import sys
 from pathlib import Path
@@ -71,6 +72,20 @@ def custom(x):
     return np.sum(Weighted.apply(x) * x)
 
 
+class Scaled(Function):
+    """x * x * SCALE_A, for ``adcompile.gradcheck`` (which compiles a wrapper module calling it)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * SCALE_A
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 2.0 * x * SCALE_A * g
+
+
 class MLP(nn.Module):
     def __init__(self):
         super().__init__()
@@ -113,6 +128,7 @@ def hessian():
 
 def custom_function():
     adcompile.grad(compiled(custom))(RNG.standard_normal(4))
+    adcompile.gradcheck(Scaled.apply, (RNG.standard_normal(4),))
 
 
 def model_and_data():
