@@ -84,6 +84,9 @@ def check_backward(cls, args, wrt=None, eps=None, rtol=None, atol=None, max_elem
     return True
 
 
+_checked_classes = {}  # digest of a wrapper -> the class objects checked with it, in order
+
+
 def _apply_wrapper(cls, n_inputs, n_weighted=0):
     """A plain function calling ``cls.apply`` on ``n_inputs`` arguments, for adcompile to
     compile; with ``n_weighted`` outputs it takes one weight per output after the inputs and
@@ -103,7 +106,12 @@ def _apply_wrapper(cls, n_inputs, n_weighted=0):
     source = f'"""Calls {cls.__qualname__}.apply for adcompile\'s checks."""\nimport numpy as np\n\n\n' \
              f"def {name}({params}):\n{body}"
     digest = hashlib.sha256(f"{source}{cls.__module__}.{cls.__qualname__}".encode()).hexdigest()[:16]
-    module_name = f"_adcompile_check_{name}_{digest}_{id(cls)}"  # one module per class object
+    # one module per class object, numbered (not named by id: its name shows in the generated source)
+    classes = _checked_classes.setdefault(digest, [])
+    if not any(c is cls for c in classes):
+        classes.append(cls)
+    index = next(k for k, c in enumerate(classes) if c is cls)
+    module_name = f"_adcompile_check_{name}_{digest}_{index}"
     module = sys.modules.get(module_name)
     if module is None:
         path = cache_dir() / f"check_{name}_{digest}.py"

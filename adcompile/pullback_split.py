@@ -44,7 +44,7 @@ def split_pullback(vjp_ir, n_cotangents):
     if any(isinstance(out, Var) and out in written_rest for out in outputs):
         return None
     needed = _exposed_reads(rest, set(), set()) | {g for g in gradients if isinstance(g, Var)}
-    residuals = sorted((v for v in needed if v in written_first and v not in cotangents), key=lambda v: v.name)
+    residuals = sorted((v for v in needed if v in written_first and v not in cotangents), key=lambda v: (v.name, v.uid))
     forward_body = _defined_first([v for v in residuals if v not in primal_params], first) + list(first)
     forward = Function(f"{vjp_ir.name}_forward", list(primal_params), forward_body,
                        list(outputs) + residuals, True, vjp_ir.source_file)

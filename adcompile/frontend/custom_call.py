@@ -319,6 +319,6 @@ def _register_backward_globals(tr, cls, node):
                 scope[name] = cell.cell_contents
             except ValueError:
                 pass
-    for name in set(code.co_names) | set(code.co_freevars):
+    for name in dict.fromkeys(code.co_names + code.co_freevars):  # in order: they become parameters
         if isinstance(scope.get(name), np.ndarray):
             tr.hidden_array(scope[name], name, node)

@@ -107,7 +107,7 @@ class Group:
         self.assigned = set()  # arrays the loop computes point by point
         self.reduced = set()  # scalars the loop accumulates
         self.read_vars = set()  # everything the loop's statements read
-        self.external_reads = set()  # arrays read from memory in the loop
+        self.external_reads = {}  # arrays read from memory in the loop, in reading order (a dict, not a set)
         self.read_accesses = {}  # array read from memory -> the accesses reading it
         self.read_roots, self.written_roots = set(), set()
         self.length_checks = []  # (array, axis) read whose varying length must be the extent's
@@ -167,7 +167,7 @@ class Group:
         reads = role.reads[:1] if role.kind == "accumulate" else role.reads
         for atom, access in reads:
             if atom not in self.assigned:
-                self.external_reads.add(atom)
+                self.external_reads[atom] = None
                 self.read_accesses.setdefault(atom, set()).add(access)
                 self.read_roots |= self._roots(atom)
         if role.kind == "accumulate":

@@ -288,7 +288,7 @@ class _GroupWriter:
         """Write each value used after the loop into its array, at the end of the body; a
         view used after the loop is taken after it instead (it must stay a view)."""
         views = self._views_of_memory()
-        for var in sorted(self.live_out, key=lambda v: v.name):
+        for var in sorted(self.live_out, key=lambda v: (v.name, v.uid)):  # a set: sorted, ties by creation
             if var in views:  # after the loop, which may still read the value it replaces
                 self.after.append(views[var])
                 continue

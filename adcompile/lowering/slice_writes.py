@@ -205,7 +205,7 @@ class _SliceWrites:
         when nothing needs checking."""
         temporaries = {stmt.target for stmt in chain}
         leaves = sorted({a for stmt in chain for a in stmt.args if isinstance(a, Var) and a.type.ndim
-                         and a not in temporaries and a is not array}, key=lambda v: v.name)
+                         and a not in temporaries and a is not array}, key=lambda v: (v.name, v.uid))
         conditions = []
         for leaf in leaves:
             if not self.shapes.same(leaf, array):
