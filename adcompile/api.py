@@ -32,6 +32,7 @@ from .observed_passes import optimize_observed
 from .run_errors import explain_failure
 from .transforms.forward import forward
 from .transforms.reverse import reverse
+from .written_arguments import checking_written_arguments
 
 MATRIX_KINDS = ("hessian", "jacobian")  # derived functions returning one matrix
 # The simplification passes; benchmarks/source_size.py switches them off to measure them.
@@ -81,6 +82,7 @@ class _Specialised:
     tiered = None  # run the generated Python while numba compiles (None: as ADCOMPILE_TIERED says)
     fuse = None  # loop fusion for numba: None follows ADCOMPILE_FUSE (on unless "0")
     parallel = False  # fused loops without a loop-carried dependence use numba.prange
+    _boundscheck = True  # numba checks the user's indices (an IndexError, as numpy raises)
 
     def __init__(self):
         self._specs = {}
@@ -91,6 +93,18 @@ class _Specialised:
         self._last_signature = None
         self._lock = threading.RLock()  # first calls from several threads build a signature once
 
+    @property
+    def boundscheck(self):
+        """Whether numba checks indices: the option of the function this one derives from."""
+        base = getattr(self, "base", None)
+        return base.boundscheck if isinstance(base, _Specialised) else self._boundscheck
+
+    def code_origin(self):
+        """What the generated file's header says it comes from: ``origin()``, and whether
+        numba compiles it without bounds checks (so that such code has a file of its own)."""
+        unchecked = self.backend == NUMBA and not self.boundscheck
+        return f"{self.origin()}, compiled without bounds checks (boundscheck=False)" if unchecked else self.origin()
+
     def plan(self, sig):
         """(compiled callable, hidden arguments, result finisher) for a signature, cached so
         that a call costs one dict lookup on top of the compiled code."""
@@ -100,7 +114,9 @@ class _Specialised:
                 plan = self._plans.get(sig)
                 if plan is None:
                     fn_ir, _, compiled = self.specialization(sig)
-                    hidden = tuple(getattr(self.primal_ir(sig), "hidden_values", ()))
+                    primal = self.primal_ir(sig)
+                    hidden = tuple(getattr(primal, "hidden_values", ()))
+                    compiled = checking_written_arguments(compiled, primal, len(self.param_names), self.name)
                     plan = self._plans[sig] = (compiled, hidden, self.finisher(sig, fn_ir))
         self._last_signature = sig
         return plan
@@ -120,7 +136,9 @@ class _Specialised:
                 if spec is None:
                     fn_ir = self.ir(sig)
                     code_ir, options = lower_for_backend(fn_ir, self.backend, self.fuse, self.parallel)
-                    source = generate(code_ir, origin=self.origin())
+                    if self.backend == NUMBA and not self.boundscheck:
+                        options = {**options, "boundscheck": False}
+                    source = generate(code_ir, origin=self.code_origin())
                     spec = (fn_ir, source, self.load_code(fn_ir, code_ir, source, options))
                     self._lowered[sig] = code_ir
                     self._specs[sig] = spec
@@ -140,7 +158,7 @@ class _Specialised:
         would run scalar steps in Python, far slower than numba compiles."""
         if self.backend == NUMBA and enabled(self.tiered) and not has_loops(fn_ir) \
                 and not in_disk_cache(source, fn_ir.name):
-            python_source = source if code_ir is fn_ir else generate(fn_ir, origin=self.origin())
+            python_source = source if code_ir is fn_ir else generate(fn_ir, origin=self.code_origin())
             return load_tiered(python_source, source, fn_ir.name, options)
         return load(source, fn_ir.name, self.backend, options)
 
@@ -223,7 +241,7 @@ class _Specialised:
 class CompiledFunction(_Specialised):
     """``@adcompile.compile``: calling it runs the compiled forward function."""
 
-    def __init__(self, pyfunc, backend="numba", tiered=None, fuse=None, parallel=False):
+    def __init__(self, pyfunc, backend="numba", tiered=None, fuse=None, parallel=False, boundscheck=True):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
@@ -232,6 +250,7 @@ class CompiledFunction(_Specialised):
         self.backend = backend
         self.tiered = tiered
         self.fuse, self.parallel = fuse, parallel
+        self._boundscheck = bool(boundscheck)
         self.name = getattr(pyfunc, "__name__", "function")
         self.param_names = list(inspect.signature(pyfunc).parameters)
         self._ir = {}
@@ -526,7 +545,7 @@ class DerivedFunction(_Specialised):
         return f"<adcompile {self.name}>"
 
 
-def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False):
+def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False, boundscheck=True):
     """Decorator: compile ``fn`` with numba (``backend='python'`` runs the generated Python).
 
     Nothing is compiled before the first call; code is generated per argument signature
@@ -536,8 +555,11 @@ def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False)
     variable ``ADCOMPILE_TIERED=0``) makes the first call wait for numba instead. For numba,
     runs of array statements over one shape are fused into explicit loops (``fuse=False``,
     or ``ADCOMPILE_FUSE=0``, keeps one numpy call per statement); ``parallel=True`` runs
-    fused loops without a loop-carried dependence with ``numba.prange``. Functions derived
-    from ``fn`` (``grad``, ``hessian`` ...) inherit these options.
+    fused loops without a loop-carried dependence with ``numba.prange``. numba checks every
+    index of the user's code, as numpy does (an out-of-range ``x[i]`` raises ``IndexError``
+    naming the line); ``boundscheck=False`` drops the checks, for speed, where the indices
+    are known to be in range (an index out of range then reads or writes whatever memory is
+    there). Functions derived from ``fn`` (``grad``, ``hessian`` ...) inherit these options.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")  # without backend=, numba compiles the generated code
@@ -553,9 +575,10 @@ def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False)
         return k * np.sum(x * x)
     <BLANKLINE>
     """
+    options = dict(backend=backend, tiered=tiered, fuse=fuse, parallel=parallel, boundscheck=boundscheck)
     if fn is None:
-        return lambda f: CompiledFunction(f, backend=backend, tiered=tiered, fuse=fuse, parallel=parallel)
-    return CompiledFunction(fn, backend=backend, tiered=tiered, fuse=fuse, parallel=parallel)
+        return lambda f: CompiledFunction(f, **options)
+    return CompiledFunction(fn, **options)
 
 
 def grad(f, wrt=0):

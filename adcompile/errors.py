@@ -39,6 +39,12 @@ class ShapeError(AdCompileError, ValueError):
     of mismatched sizes); the message names the user's line. Also a ``ValueError``, as numpy's."""
 
 
+class ReadOnlyArgumentError(AdCompileError, ValueError):
+    """A compiled function that writes into an argument was given a read-only array; the
+    message starts with numpy's words (``assignment destination is read-only``) and names the
+    user's line of the write. Also a ``ValueError``, as numpy's."""
+
+
 class GeneratedCodeError(AdCompileError):
     """numba rejected the code adcompile generated: an adcompile bug, reported with the user
     line the failing generated statement came from."""

@@ -12,7 +12,9 @@ Called by the API only when a call of generated code raised (the fast path pays 
   arguments to find it. Other exceptions (``ZeroDivisionError`` on Python floats, an
   ``IndexError`` out of bounds, a ``ValueError`` that is not about shapes such as ``int(nan)``
   or a math domain error) are what the user's own Python would raise: they keep their type
-  and get a note (shown under the traceback) naming the user's line and the generated one.
+  and get a note (shown under the traceback) naming the user's line and the generated one. An
+  index out of range that numba's bounds check caught gets numpy's words from the re-run
+  (``index 10 is out of bounds for axis 0 with size 5``).
 """
 import re
 import sys
@@ -49,6 +51,8 @@ def explain_failure(error, target, sig, call_args):
     where = _describe_origin(fn_ir, source, generated_file, line)
     if isinstance(error, ValueError) and _is_about_shapes(message):
         return ShapeError(f"{target.name}: {message}\n{where}".rstrip())
+    if type(error) is IndexError and message != _first_line(error):
+        error = IndexError(message)  # numba's bounds check does not say which index, nor the length
     if where and hasattr(error, "add_note"):
         error.add_note(f"adcompile: raised by the generated code for {target.name}\n{where}")
     return error

@@ -25,11 +25,14 @@ BACKEND_VARIABLE = "BENCH_ADCOMPILE_BACKEND"
 # Timed calls must run numba's machine code, so the first call waits for it (no tiered execution);
 # first_call.py sets None: the first call as a user sees it (tiered unless ADCOMPILE_TIERED=0).
 TIERED = False
+# numba's bounds checks (adcompile's default); benchmarks/boundscheck.py times the workloads without
+BOUNDSCHECK = True
 
 
 def compile_with_adcompile(function):
     """``adcompile.compile(function)`` with the backend the run asked for (numba by default)."""
-    return adcompile.compile(function, backend=os.environ.get(BACKEND_VARIABLE, "numba"), tiered=TIERED)
+    return adcompile.compile(function, backend=os.environ.get(BACKEND_VARIABLE, "numba"), tiered=TIERED,
+                             boundscheck=BOUNDSCHECK)
 
 
 class DisagreementError(AssertionError):

@@ -36,7 +36,7 @@ LAYERS = [
     # compiled and derived functions: per-signature IR, transformed, generated, loaded and run
     ("api", ["adcompile.api", "adcompile.matrix_ir", "adcompile.derived_reverse", "adcompile.pullback_split",
              "adcompile.observed_passes", "adcompile.call_signatures", "adcompile.notebook_display",
-             "adcompile.run_errors", "adcompile.source_lines", "adcompile.derived_cache"]),
+             "adcompile.run_errors", "adcompile.source_lines", "adcompile.derived_cache", "adcompile.written_arguments"]),
     # the transforms built on derived functions, and derivatives called inside compiled code
     ("derivatives", ["adcompile.derivatives", "adcompile.pullback", "adcompile.nested", "adcompile.vmapping"]),
     # functions of Modules compiled as functions of their arrays

@@ -356,3 +356,35 @@ def test_a_taken_buffer_passes_on_once_both_names_are_dead():
     fn = p.function(first + [Assign(Var("t", F8), "sum", [p.r])] + p2.allocation(), [s])
     assert reused(fn) == 2
     np.testing.assert_array_equal(run(fn, np.arange(3.0))[0], np.arange(3.0))
+
+
+def test_donor_read_in_every_iteration_of_an_enclosing_loop_is_kept():
+    """``d`` is made before the loop and read, point by point, by the loop writing ``r`` in
+    each iteration: from the second iteration on it would read ``r``'s values."""
+    p = Program()
+    k = Var("k", I8)
+    fn = p.function([For(k, const(0), const(3), const(1), point_loop(p, lambda i: [read_d(p, i)]))], [p.r])
+    assert reused(fn) == 0
+
+
+def test_name_carried_to_the_next_iteration_is_live_where_it_is_read():
+    """``prev = d`` after the read of ``prev``: that read, in the next iteration, is of the
+    previous ``d``, whose memory ``r`` would have taken. Bound before the read, it is dead."""
+    p = Program()
+    k, total, prev = Var("k", I8), Var("total", F8), Var("prev", V1)
+
+    def program(before, body):
+        return Function("program", [p.x], p.head[:1] + before + [For(k, const(0), const(3), const(1), body)],
+                        [p.r, total], True)
+
+    read_prev, bind_prev = Assign(total, "sum", [prev]), Assign(prev, "alias", [p.d])
+    later = Var("later", B1)
+    guarded_read = [Assign(later, "gt", [k, const(0)]), If(later, [read_prev], [Assign(total, "copy", [const(0.0)])])]
+    fn = program([], p.head[1:] + guarded_read + [bind_prev] + p.allocation())
+    assert reused(fn) == 0
+    fn = program([], p.head[1:] + [bind_prev, read_prev] + p.allocation())
+    assert reused(fn) == 1
+    x = np.linspace(0, 1, 4)
+    r, total = run(fn, x)
+    np.testing.assert_array_equal(r, x)
+    assert total == pytest.approx(np.exp(x).sum())

@@ -1,10 +1,13 @@
 """Golden tests of ``adcompile.source``: the generated gradient code, reviewed as text.
 
-Each function below has its expected gradient source in ``tests/golden/<name>_grad.py``; a
-change in the generated code shows up as a diff in the test failure (and in review when
-the golden files are regenerated). Regenerate them after an intended change with
+Each function below has its expected gradient source in ``tests/golden/<name>_grad.py`` (the
+unfused Python of ``backend="python"``), and the programs of ``FUSED_CASES`` the source that
+runs by default, numba with the lowering on (fused loops, reused buffers), in
+``tests/golden/<name>_fused.py``; a change in the generated code shows up as a diff in the
+test failure (and in review when the golden files are regenerated). Regenerate all of them
+after an intended change with one command:
 
-    ADCOMPILE_UPDATE_GOLDEN=1 pytest tests/test_golden_source.py
+    ADCOMPILE_UPDATE_GOLDEN=1 python -m pytest -q tests/test_golden_source.py -p no:cacheprovider
 
 Independently of the golden text, the generated source must be readable: the user's names
 kept, adjoints named ``b<name>``, a ``# grad of: <line>`` comment per adjoint block, valid
@@ -61,15 +64,63 @@ CASES = {
 }
 
 
+def mlp_loss(W1, b1, W2, X, y):
+    h = np.tanh(X @ W1 + b1)
+    out = h @ W2
+    return np.mean((out - y) ** 2)
+
+
+def momentum_steps(x, v, lr):
+    for i in range(5):
+        v = 0.9 * v + np.sin(x)
+        x = x - lr * v
+    return np.sum(x * x)
+
+
+def logsumexp_rows(X):
+    m = np.max(X, axis=1, keepdims=True)
+    return np.sum(m[:, 0] + np.log(np.sum(np.exp(X - m), axis=1)))
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+# The source numba runs by default: name -> (function, example arguments, transform, wrt).
+FUSED_CASES = {
+    "logistic_loss": (logistic_loss, CASES["logistic_loss"][1], adcompile.grad, 0),
+    "mlp_loss": (mlp_loss, (RNG.standard_normal((3, 4)), RNG.standard_normal(4), RNG.standard_normal((4, 2)),
+                            RNG.standard_normal((5, 3)), RNG.standard_normal((5, 2))), adcompile.grad, 0),
+    "momentum_steps": (momentum_steps, (RNG.standard_normal(4), RNG.standard_normal(4), 0.1), adcompile.grad, 0),
+    "logsumexp_rows": (logsumexp_rows, (RNG.standard_normal((4, 3)),), adcompile.grad, 0),
+    "rosenbrock_hessian": (rosenbrock, (RNG.standard_normal(4),), adcompile.hessian, 0),
+}
+
+
 def grad_source(name):
     fn, args, wrt = CASES[name]
     return adcompile.source(adcompile.grad(adcompile.compile(fn, backend="python"), wrt=wrt), *args)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_matches_golden_file(name):
-    text = grad_source(name)
-    path = GOLDEN_DIR / f"{name}_grad.py"
+@pytest.fixture
+def default_lowering(monkeypatch):
+    """The environment of a user's process: the lowering options at their defaults."""
+    for variable in ("ADCOMPILE_FUSE", "ADCOMPILE_REUSE"):
+        monkeypatch.delenv(variable, raising=False)
+
+
+def fused_function(name):
+    fn, _, transform, wrt = FUSED_CASES[name]
+    return transform(adcompile.compile(fn), wrt=wrt)
+
+
+def fused_source(name):
+    """The source of the default (numba, lowering on) compile of ``FUSED_CASES[name]``; building
+    it compiles nothing (numba compiles at the first call)."""
+    return adcompile.source(fused_function(name), *FUSED_CASES[name][1])
+
+
+def _check_golden(text, path):
     if UPDATE or not path.exists():
         GOLDEN_DIR.mkdir(exist_ok=True)
         path.write_text(text)
@@ -81,6 +132,34 @@ def test_matches_golden_file(name):
         diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True),
                                             f"golden/{path.name}", "generated"))
         pytest.fail(f"generated source differs from {path} (ADCOMPILE_UPDATE_GOLDEN=1 to accept):\n{diff}")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_golden_file(name):
+    _check_golden(grad_source(name), GOLDEN_DIR / f"{name}_grad.py")
+
+
+@pytest.mark.parametrize("name", sorted(FUSED_CASES))
+def test_fused_source_matches_golden_file(name, default_lowering):
+    _check_golden(fused_source(name), GOLDEN_DIR / f"{name}_fused.py")
+
+
+@pytest.mark.parametrize("name", sorted(FUSED_CASES))
+def test_fused_golden_source_is_what_runs_and_is_right(name, default_lowering):
+    """The pinned fused source is the code numba runs (not a display of it): called on numba it
+    agrees with central differences of the user's function (its own gradient, or the
+    differences of that gradient for a Hessian)."""
+    fn, args, transform, wrt = FUSED_CASES[name]
+    compiled = fused_function(name)
+    result = compiled(*args)
+    assert adcompile.source(compiled) == fused_source(name)
+    first = result[0] if isinstance(result, tuple) else result
+    if transform is adcompile.hessian:
+        python_grad = adcompile.grad(adcompile.compile(fn, backend="python"), wrt=wrt)
+        expected = _central_differences(lambda *a: python_grad(*a), args, wrt, vector=True)
+        np.testing.assert_allclose(first, expected, rtol=1e-5, atol=1e-6)
+    else:
+        np.testing.assert_allclose(first, _central_differences(fn, args, wrt), rtol=1e-6, atol=1e-8)
 
 
 def _function_def(text):
@@ -149,17 +228,20 @@ def test_no_dead_assignments(name):
     assert not dead, f"variables assigned but never read: {sorted(dead)}\n{text}"
 
 
-def _central_differences(fn, args, k, eps=1e-6):
-    """The gradient of the plain Python ``fn`` with respect to argument ``k``."""
+def _central_differences(fn, args, k, eps=1e-6, vector=False):
+    """The gradient of the plain Python ``fn`` with respect to argument ``k`` (``vector``: the
+    Jacobian of an array-valued ``fn``, shape ``fn(...).shape + x.shape``)."""
     x = np.asarray(args[k], dtype=np.float64)
-    gradient = np.zeros_like(x)
+    columns = {}
     for index in np.ndindex(*x.shape) if x.shape else [()]:
         plus, minus = list(args), list(args)
         e = np.zeros_like(x)
         e[index] = eps
         plus[k], minus[k] = (x + e, x - e) if x.shape else (float(x + e), float(x - e))
-        gradient[index] = (fn(*plus) - fn(*minus)) / (2 * eps)
-    return gradient
+        columns[index] = (np.asarray(fn(*plus)) - np.asarray(fn(*minus))) / (2 * eps)
+    if not vector:
+        return np.array([float(columns[i]) for i in columns]).reshape(x.shape)
+    return np.stack([columns[i] for i in columns], axis=-1).reshape(next(iter(columns.values())).shape + x.shape)
 
 
 def test_dead_code_check_counts_accumulators_and_element_writes_as_dead():

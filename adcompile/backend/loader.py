@@ -12,7 +12,10 @@ runtime helpers ``rt`` are numba-free (``runtime/zero_safe_numpy.py``), so it ne
 
 Both backends follow numpy's rules for a division by zero (inf or nan, never an exception): numba
 compiles with ``error_model="numpy"`` (unless the caller asks otherwise), and the Python backend
-gets its scalar arguments as numpy scalars (:mod:`.numpy_scalars`).
+gets its scalar arguments as numpy scalars (:mod:`.numpy_scalars`). Both raise ``IndexError``
+for an index out of range: numba compiles with ``boundscheck=True`` unless the caller asks
+otherwise (``adcompile.compile(f, boundscheck=False)``, whose generated source says so, so that
+checked and unchecked machine code never share a cache file).
 
 ``load`` is thread-safe; it is cheap (numba compiles at the first call, under its own lock).
 """
@@ -76,7 +79,7 @@ def load(source, name, backend="numba", options=None):
     ``numba.njit`` ``options``, e.g. those the fused loops of ``lowering/`` ask for)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (use 'numba' or 'python')")
-    options = {"error_model": "numpy", **(options or {})}
+    options = {"error_model": "numpy", "boundscheck": True, **(options or {})}
     with _lock:
         folder, persistent = cache_location()
         key = (source, name, backend, folder, tuple(sorted(options.items())))

@@ -282,8 +282,8 @@ class ExpressionTranslation:
                              "the same ndim", node, TypeMismatchError)
         dtype = self.widen(a.type, b.type, node).dtype if a.type.dtype != b.type.dtype else a.type.dtype
         var = Var(self.namer.fresh("_select"), Type(dtype, a.type.ndim))
-        body.append(Assign(var, "alias", [a], loc=self.loc))
-        orelse.append(Assign(var, "alias", [b], loc=self.loc))
+        body.append(self.assignment(var, a))  # the branch of the narrower dtype converted, as for if/else
+        orelse.append(self.assignment(var, b))
         self.block.append(If(cond, body, orelse, self.loc))
         return var
 

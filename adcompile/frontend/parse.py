@@ -207,11 +207,17 @@ class Translator(StatementTranslation, ExpressionTranslation):
             if target.type != value.type:
                 self.widen(target.type, value.type, node)
         self.env[name] = target
-        if target.type != value.type and target.type.ndim:  # widened for a later assignment (float32 -> float64):
-            # numba unifies a variable's scalar types, not its array dtypes
-            self.block.append(Assign(target, "as_dtype", [value], {"dtype": target.type.dtype}, loc=self.loc))
-        elif not self.retarget(value, target):
-            self.block.append(Assign(target, "alias", [value], loc=self.loc))
+        if not self.retarget(value, target):
+            self.block.append(self.assignment(target, value))
+
+    def assignment(self, target, value):
+        """The statement giving the variable ``target`` the value ``value``, whose type may be
+        narrower (``target`` widened for another assignment, or for the other branch of a
+        conditional expression: float32 -> float64). numba unifies a variable's scalar types,
+        not its array dtypes: an array of another dtype is converted, the rest aliased."""
+        if target.type != value.type and target.type.ndim:
+            return Assign(target, "as_dtype", [value], {"dtype": target.type.dtype}, loc=self.loc)
+        return Assign(target, "alias", [value], loc=self.loc)
 
     def retarget(self, value, target):
         """Let the statement that computed the temporary ``value`` assign ``target`` instead

@@ -1,15 +1,16 @@
 """Statements of the user's function -> IR (a mixin of ``parse.Translator``).
 
 Assignments, augmented assignments, ``if``, ``for`` (over ranges, arrays, ``enumerate``,
-``zip``), ``while``, ``return`` and nested ``def``; jumps were already lowered to flags by
-``lowering.py``.
+``zip``), ``while``, ``return``, nested ``def`` and ``assert`` (a run-time check); jumps were
+already lowered to flags by ``lowering.py``.
 """
 import ast
+import sys
 
 from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir.builder import Builder, const
 from ..ir.nodes import Assign, Const, For, If, SetItem, Var, While
-from ..ir.types import I8
+from ..ir.types import B1, I8
 from .inline import LocalFunction
 from .parse_tables import _BINOPS, _UNSUPPORTED_STATEMENTS
 from .targets import subscript_target
@@ -68,7 +69,21 @@ class StatementTranslation:
         pass
 
     def stmt_Assert(self, node):
-        pass  # assertions are not checked in compiled code
+        """``assert test, message``: a run-time check raising ``AssertionError(message)`` when
+        ``test`` is false, as Python does (and, as Python does under ``python -O``, nothing
+        when assertions are off). A message that is not a string literal is not evaluated: its
+        source text is the message."""
+        if sys.flags.optimize:
+            return
+        test = self.condition(node.test)
+        if isinstance(test, Const) and test.value:
+            return
+        message = None
+        if node.msg is not None:
+            literal = isinstance(node.msg, ast.Constant) and isinstance(node.msg.value, str)
+            message = node.msg.value if literal else ast.unparse(node.msg)
+        self.block.append(Assign(Var(self.namer.fresh("_asserted"), B1), "check_assertion", [test],
+                                 {"message": message}, loc=self.loc))
 
     def stmt_Return(self, node):
         if self.depth > self.base_depth:

@@ -21,6 +21,9 @@ built from them (``np.zeros(n)``) are known.
     shapes.stable(var)    -> bool: every assignment of ``var`` gives it the same shape
     shapes.same_at(a, b, stmt) -> None, or the products (``dim_equalities.py``) that make the
                              shapes equal where ``stmt`` runs (() when ``same`` holds)
+    shapes.varies(dim)    -> bool: ``dim`` may stand for different lengths at different times
+    shapes.given(stmt)    -> the shape ``stmt``'s own rule gives its target from its operands'
+                             shapes (None if unknown): for a widened target, not ``of(target)``
 """
 from .dim_equalities import ProductEqualities
 from .dims import Dim, add, constant, difference, format_dim, multiply, symbol
@@ -79,6 +82,21 @@ class ShapeMap:
         """Whether every assignment of ``var`` (and its value on entry, for a parameter) gives
         it the same shape, so that reading its shape at any point reads that shape."""
         return var in self._shapes and var not in self._widened and self._invariant(self._shapes[var])
+
+    def varies(self, dim):
+        """Whether ``dim`` may stand for different lengths at different times (a join of a
+        variable's differing assignments, a length a statement in a loop gives): it means the
+        length of a value as it is where that value is read, nothing more."""
+        return bool(dim.symbols & self._varying)
+
+    def given(self, stmt):
+        """The shape the Assign ``stmt`` gives its target by its own rule, from its operands'
+        shapes (None when no rule knows it). For a target assigned several shapes (``t = x``,
+        then ``t = t[:-1]`` in a loop) it is not ``of(target)``, the dims standing for them all."""
+        if not isinstance(stmt, Assign) or not stmt.target.type.ndim or stmt.prim == "placeholder":
+            return None
+        shape = self._rule(stmt)
+        return shape if shape is not None and len(shape) == stmt.target.type.ndim else None
 
     def _invariant(self, shape):
         """Whether every dim of ``shape`` has one value for the whole call (not a length that

@@ -14,14 +14,23 @@ array's death must be proven. A donor ``d`` qualifies when:
   product, an axis reduction, an allocation), never a parameter, a view, a returned value,
   or a value pushed on a tape; it may also be written in place
   (``d[i] = ...``) before it dies;
-- it is dead: every read of ``d`` or of an array that may share its memory (views, as in
-  ``ir/memory.py``, and any result not known to be new: ``rt.unbroadcast(d, x)`` may be ``d``)
-  comes after that assignment and before the allocation, in the same block or in earlier
-  statements of the ``if`` branches leading to the allocation (a read in the other branch
-  never runs with it). The allocation may sit in ``if`` blocks below the donor's block, never
-  in a loop below it: its buffer would then be one array for every iteration. Donor and
-  allocation in one loop body are fine: the donor is a new array in each iteration, and a read
-  in the body before its assignment (of the previous iteration's value) disqualifies it.
+- it is dead over the whole loop nest (``_Uses.live_touches``, the one place this is decided):
+  every read of ``d`` or of an array that may share its memory (views, as in ``ir/memory.py``,
+  and any result not known to be new: ``rt.unbroadcast(d, x)`` may be ``d``) comes after that
+  assignment and before the allocation in every pass through them, in the same block or in
+  earlier statements of the ``if`` branches leading to the allocation (a read in the other
+  branch never runs with it), and reads the value of this pass: a name for ``d``'s memory
+  carried from an earlier iteration of an enclosing loop (``prev = d`` after the read of
+  ``prev``) holds the memory of an earlier ``d``, and its reads are live. The allocation may
+  sit in ``if`` blocks below the donor's block, never in a loop below it (nor before the
+  assignment): a value made before a loop and read in every iteration (``xs`` in
+  ``for c: img = img * (xs - p[c])``) is live at the allocation in every iteration but the
+  last, the allocation's own loop's read of it included, and the buffer would be one array for
+  every iteration. Donor and allocation in one loop body are fine: the donor is a new array in
+  each iteration, and a read in the body before its assignment (of the previous iteration's
+  value) disqualifies it. The one exception to "no read after the allocation": the loop
+  writing the allocation may read ``d`` at each point before writing the same point of the
+  new array (below), once per assignment of ``d``.
 - it has the allocation's dtype and, by the static shapes (``ir/shapes.py``), its shape.
 
 The first statement using the allocation must be the loop writing it: generated code may
@@ -67,7 +76,9 @@ def _reuse_one(fn, maps):
         for donor in uses.donors:
             if not _same_array_type(donor, stmt.target, maps):
                 continue
-            late = uses.touches_from(donor, path)
+            late = uses.live_touches(donor, path)
+            if late is None:
+                continue
             if late and not _read_point_by_point(donor, stmt.target, late, block, path, loop_index):
                 continue
             if not late and uses.written_into_reader(donor):  # (a loop's read is never written into it)
@@ -147,23 +158,53 @@ class _Uses:
         """``var`` and every array that may share its memory."""
         return {other for other, roots in self.roots.items() if var in roots} | {var}
 
-    def touches_from(self, donor, allocation):
-        """The positions touching ``donor``'s memory that may run at or after ``allocation``
-        (a position), as (variable, position); all of them when the allocation may run more
-        than once per assignment of the donor (or before it)."""
+    def live_touches(self, donor, allocation):
+        """The liveness of ``donor``'s memory at ``allocation`` (a position), over the whole loop
+        nest: the touches of that memory that may run at or after the allocation while it still
+        holds the value the donor's assignment gave it, as (variable, position); None when the
+        allocation may run more than once per run of that assignment (it sits in a loop the
+        donor's block does not hold, or before the assignment): then every read of the donor in
+        a later iteration of that loop, the allocation's own loop among them, is a read after
+        the allocation, and the target of an earlier iteration would be this one's.
+
+        A touch is dead only when it runs after the assignment and before the allocation in
+        every pass (``_between``) and reads the donor's current value: the donor itself (its
+        one assignment gives it), or a name for its memory bound after the assignment, before
+        the touch, in every pass (``_bound_in_pass``). A name carried from an earlier iteration
+        of any enclosing loop (``prev = d`` below the read of ``prev``) holds an earlier
+        value's memory: its reads are live."""
         assigned = self.assigned_at[donor]
         depth = len(assigned) - 1
-        touches = [(viewer, touch) for viewer in self.viewers(donor) for touch in self.touches.get(viewer, [])
-                   if touch != assigned]
         if not _in_block_of(allocation, assigned, depth) or allocation[depth][1] <= assigned[depth][1] \
                 or any(step[2] not in _RUN_ONCE for step in allocation[depth:-1]):
-            return touches or [(donor, assigned)]
-        return [(var, touch) for var, touch in touches if not _between(touch, assigned, allocation, depth)]
+            return None
+        live = []
+        for viewer in sorted(self.viewers(donor), key=lambda var: var.name):
+            bindings = [path for stmt, path in self.writes.get(viewer, []) if isinstance(stmt, Assign)]
+            for touch in self.touches.get(viewer, []):
+                if touch == assigned:
+                    continue
+                current = viewer is donor or any(_bound_in_pass(binding, touch, assigned, depth) for binding in bindings)
+                if not (current and _between(touch, assigned, allocation, depth)):
+                    live.append((viewer, touch))
+        return live
 
 
 def _in_block_of(position, assigned, depth):
     """Whether ``position`` lies in the block of the statement at ``assigned`` (``depth`` deep)."""
     return len(position) > depth and position[:depth] == assigned[:depth] and position[depth][0] == assigned[depth][0]
+
+
+def _bound_in_pass(binding, touch, assigned, depth):
+    """Whether the statement at ``binding`` runs after the assignment at ``assigned`` and
+    before the statement at ``touch`` (or is it) whenever ``touch`` runs: it lies in a block
+    enclosing ``touch`` below the assignment's block, before ``touch``'s statement there."""
+    if not _in_block_of(binding, assigned, depth) or binding[depth][1] <= assigned[depth][1]:
+        return False
+    last = len(binding) - 1
+    if len(touch) <= last or binding[:last] != touch[:last] or binding[last][0] != touch[last][0]:
+        return False
+    return binding[last][1] < touch[last][1] or binding == touch
 
 
 def _between(touch, assigned, allocation, depth):

@@ -100,12 +100,18 @@ class Extents:
         self.stmts.append(Assign(target, prim, args, params))
         return target
 
-    def _from_array(self, dim):
+    def array_axis(self, dim):
+        """The (array, axis) of the first available array whose length is ``dim``, or None:
+        where ``bound`` reads a dim that no expression of the parameters computes."""
         for array in self.available:
             for axis, have in enumerate(self.shapes.of(array)):
                 if have == dim:
-                    return self._emit("dim", [array], axis=axis)
+                    return array, axis
         return None
+
+    def _from_array(self, dim):
+        found = self.array_axis(dim)
+        return None if found is None else self._emit("dim", [found[0]], axis=found[1])
 
     def _from_source(self, dim):
         if dim.constant is not None:

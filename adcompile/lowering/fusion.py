@@ -20,6 +20,11 @@ it assumes equal, as a statement may join on them. Views with inserted or broadc
 those nothing reads afterwards are dropped, and those only the unfused branch of a length
 check reads move into it. Before grouping, shape-only reads go to arrays in memory anyway
 (``shape_reads.py``).
+
+Extents: a loop's extents are the lengths of the values it reads as they are where it runs.
+Dims that stand for one length in the whole call (``ir/shapes.py``) are that; a dim that may
+vary over a loop (a view rebound in it) is checked per joining statement by
+``varying_lengths.length_reads`` (``Group.accepts``), the one place that decides it.
 """
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
@@ -29,6 +34,7 @@ from .loops import write_group
 from .assumptions import DimAssumptions
 from .roles import role_of
 from .shape_reads import read_shapes_from_arrays_in_memory
+from .varying_lengths import length_reads
 from .views import drop_unread_views, find_views, sink_views_into_fallbacks
 
 _SHAPE_QUERIES = ("dim", "size")
@@ -104,6 +110,7 @@ class Group:
         self.external_reads = set()  # arrays read from memory in the loop
         self.read_accesses = {}  # array read from memory -> the accesses reading it
         self.read_roots, self.written_roots = set(), set()
+        self.length_checks = []  # (array, axis) read whose varying length must be the extent's
 
     def _roots(self, var):
         return sharing({var}, self.ctx.roots)
@@ -122,6 +129,8 @@ class Group:
 
     def accepts(self, stmt, role):
         """Whether ``stmt`` (of ``role`` over this group's domain) may join the loop."""
+        if length_reads(stmt, role, self) is None:
+            return False
         if any(isinstance(a, Var) and a in self.reduced for a in stmt.reads()):
             return False
         if any(atom in self.reduced for atom, _ in role.reads):  # through a view
@@ -153,6 +162,7 @@ class Group:
         self.trailing_comments = []
         self.original.append(stmt)
         self.members.append((stmt, role))
+        self.length_checks += [read for read in length_reads(stmt, role, self) if read not in self.length_checks]
         self.read_vars |= {a for a in stmt.reads() if isinstance(a, Var)}
         reads = role.reads[:1] if role.kind == "accumulate" else role.reads
         for atom, access in reads:

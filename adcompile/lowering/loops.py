@@ -89,7 +89,7 @@ class _GroupWriter:
         scalar = self.scalars.get(var)
         shared = scalar is not None and any(a is scalar for v, a in self.env.items() if v is not var)
         if scalar is None or shared:
-            guarded = self.group.assumptions.pairs or self.nonempty  # the unfused branch assigns the name
+            guarded = self._guarded()  # the unfused branch assigns the name
             owns_name = (not guarded and var not in self.live_out
                          and self.ctx.assigns.get(var, 0) == self._assigned_here(var)
                          and var not in self.ctx.fn.params and scalar is None)
@@ -98,6 +98,18 @@ class _GroupWriter:
                 self.ctx.new_var(name, Type(var.type.dtype), is_temp=var.is_temp)
             self.scalars[var] = scalar
         return scalar
+
+    def _guarded(self):
+        """Whether the loop runs behind a run-time check (the statements as they were run
+        otherwise)."""
+        return bool(self.group.assumptions.pairs or self.nonempty or self._length_checks())
+
+    def _length_checks(self):
+        """The (array, axis) whose varying lengths must equal the extent they are read over
+        (``varying_lengths.py``), without the one each extent is read from."""
+        shapes = self.ctx.shapes
+        return [(array, axis) for array, axis in self.group.length_checks
+                if self.extents.array_axis(shapes.of(array)[axis]) != (array, axis)]
 
     def _assigned_here(self, var):
         return sum(1 for stmt, role in self.group.members
@@ -339,7 +351,8 @@ class _GroupWriter:
         axes its maxima and minima reduce are not empty (the last one assigns the condition),
         or [] when it assumes nothing."""
         pairs = self.group.assumptions.pairs
-        if not pairs and not self.nonempty:
+        lengths = self._length_checks()
+        if not pairs and not self.nonempty and not lengths:
             return []
         moved_targets = {s.target for s in self.group.moved if isinstance(s, Assign)}
         available = [a for a in self.group.external_reads if a not in moved_targets]
@@ -351,6 +364,17 @@ class _GroupWriter:
                 raise _CannotWrite
             condition = self.ctx.new_var("_same", Type("b1"), is_temp=True)
             extents.stmts.append(Assign(condition, "eq", list(bounds)))
+            conditions.append(condition)
+        for array, axis in lengths:  # read where the loop runs: the extent's array's length
+            source = self.extents.array_axis(self.ctx.shapes.of(array)[axis])
+            if source is None:
+                raise _CannotWrite
+            condition = self.ctx.new_var("_same", Type("b1"), is_temp=True)
+            length = self.ctx.new_var("_n", I8, is_temp=True)
+            extent = self.ctx.new_var("_n", I8, is_temp=True)
+            extents.stmts += [Assign(length, "dim", [array], {"axis": axis}),
+                              Assign(extent, "dim", [source[0]], {"axis": source[1]}),
+                              Assign(condition, "eq", [length, extent])]
             conditions.append(condition)
         for dims in self.nonempty:
             for dim in dims:

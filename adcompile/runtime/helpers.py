@@ -41,6 +41,7 @@ __all__ = [
     "scatter_add2",
     "matmul",
     "check_matmul_shapes",
+    "check_assertion",
     "may_share_memory",
     "range_len",
     "new_tape",
@@ -211,6 +212,14 @@ def check_matmul_shapes(a, b):
     contracted = b.shape[max(b.ndim - 2, 0)]
     if a.shape[a.ndim - 1] != contracted:
         raise ValueError("matmul: shapes not aligned (the contracted axes differ in length)")
+    return True
+
+
+def check_assertion(condition, message):
+    """The user's ``assert condition, message``: raise ``AssertionError(message)`` (without
+    arguments when ``message`` is None) if ``condition`` is false; else True."""
+    if not condition:
+        raise AssertionError() if message is None else AssertionError(message)
     return True
 
 

@@ -646,6 +646,27 @@ def _ol_check_matmul_shapes(a, b):
     return impl
 
 
+@overload(helpers.check_assertion, jit_options=_OPTS, prefer_literal=True)
+def _ol_check_assertion(condition, message):
+    """The message is a string literal of the generated code (or None): raised as a constant."""
+    if isinstance(message, types.NoneType) or message is None:
+        def impl(condition, message):
+            if not condition:
+                raise AssertionError()
+            return True
+        return impl
+    if not isinstance(message, types.StringLiteral):
+        return _fail("check_assertion", condition, message)
+    text = message.literal_value
+
+    def impl(condition, message):
+        if not condition:
+            raise AssertionError(text)
+        return True
+
+    return impl
+
+
 @_kernel
 def _address_range(start, shape, strides, itemsize):
     """[low, high) of the bytes an array with this start address, shape and strides touches."""

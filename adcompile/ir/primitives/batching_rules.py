@@ -283,6 +283,13 @@ def _triangle(name):
     return rule
 
 
+def _assertion(b, args, batched, params, size):
+    """``assert test`` of every member at once: the test holds for all of them (the result,
+    which nothing reads, is given the batch axis the transform expects)."""
+    holds = b.call("eq", b.call("sum", b.call("not", args[0])), const(0))
+    return b.emit("full", [size, b.emit("check_assertion", [holds], **params)])
+
+
 _RULES = {
     "alias": _same_batched("alias"), "copy": _same_batched("copy"), "as_dtype": _same_batched("as_dtype"),
     "cast_like": _same_batched("cast_like"), "to_float": _to_float, "norm": _norm, "clip": _clip,
@@ -293,7 +300,7 @@ _RULES = {
     "cumsum": _flat_cumsum, "cumsum_adjoint": _flat_cumsum_adjoint, "cumsum_axis": _same_batched("cumsum_axis"),
     "cumsum_axis_adjoint": _same_batched("cumsum_axis_adjoint"), "solve": _solve, "diag": _diag, "diag_adjoint": _diag_adjoint,
     "trace": _trace,
-    "triu": _triangle("triu"), "tril": _triangle("tril"),
+    "triu": _triangle("triu"), "tril": _triangle("tril"), "check_assertion": _assertion,
 }
 
 

@@ -2,6 +2,8 @@
 
     check_matmul_shapes   raises as ``a @ b`` would when the contracted lengths differ: left
                           in place of a dead product a rewrite relied on (ir/dim_equalities.py)
+    check_assertion       raises ``AssertionError(message)`` when its condition is false: the
+                          user's ``assert`` (frontend/statements.py)
     may_share_memory      whether two arrays' memory may overlap: decides whether a loop may
                           write one while reading the other (lowering/slice_writes.py)
 """
@@ -13,4 +15,12 @@ _PREDICATE = fixed(Type("b1"))
 
 define("check_matmul_shapes", _PREDICATE, "rt.check_matmul_shapes(_0, _1)",
        kinds={CHECK, NON_DIFFERENTIABLE, RULE_ONLY}, shape_only=(0, 1))
+
+
+def _assertion_template(types, params):
+    message = repr(params["message"]).replace("{", "{{").replace("}", "}}")  # kept from str.format
+    return f"rt.check_assertion(_0, {message})"
+
+
+define("check_assertion", _PREDICATE, _assertion_template, kinds={CHECK, NON_DIFFERENTIABLE})
 define("may_share_memory", _PREDICATE, "rt.may_share_memory(_0, _1)", kinds={NON_DIFFERENTIABLE, RULE_ONLY})
