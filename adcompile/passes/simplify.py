@@ -9,12 +9,6 @@ Rewrites, on every Assign:
     x * 0, 0 * x      -> 0 (a scalar) or zeros_like(x) (an array)
     (x * c1) * c2     -> x * (c1 * c2) for constants, c2 a power of two (exact: doubling commutes
                          with rounding), so ``dx * 0.5`` added to itself (``* 2.0``) is ``dx * 1.0``
-    c1 < c2, not c, c1 and c2, ...   -> the folded bool, for scalar constants and variables
-                         assigned a constant once (``ph = 0`` ... ``if ph != 0 or pw != 0:``)
-
-and an ``if`` whose condition is a constant is replaced by the branch it takes, so neither the
-forward nor the backward sweep keeps a branch that never runs (a padding of 0 in a layer:
-the padded array would exist on one path only, which numba cannot type).
 
 ``x * 0 -> 0`` is not NaN-preserving: it gives 0 where x is inf or nan, as symbolic
 differentiation usually does (a zero cotangent times anything contributes nothing).
@@ -27,13 +21,10 @@ import operator
 
 from ..ir.builder import const
 from ..ir.memory import memory_roots, sharing
-from ..ir.nodes import Assign, Const, If, Var, walk
+from ..ir.nodes import Assign, Const, Var, walk
 from .uses import Uses, substitute_everywhere
 
 _FOLD = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
-_PREDICATES = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "eq": operator.eq,
-               "ne": operator.ne, "not": operator.not_, "and": lambda a, b: bool(a) and bool(b),
-               "or": lambda a, b: bool(a) or bool(b)}
 
 
 def _number(atom):
@@ -42,16 +33,6 @@ def _number(atom):
 
 def _is(atom, value):
     return _number(atom) and atom.value == value
-
-
-def _scalar_value(atom, definitions):
-    """The Python value of a scalar constant, or of a variable assigned one constant once; else None."""
-    if isinstance(atom, Var) and atom.type.ndim == 0 and atom in definitions:
-        stmt = definitions[atom]
-        atom = stmt.args[0] if stmt.prim == "alias" and not stmt.inplace else None
-    if isinstance(atom, Const) and isinstance(atom.value, (bool, int, float)):
-        return atom.value
-    return None
 
 
 def _power_of_two(atom):
@@ -69,10 +50,6 @@ def _rewrite(stmt, definitions, stable):
         except ZeroDivisionError:
             return None
         return "alias", [const(float(value) if out_type.is_float else value)]
-    if prim in _PREDICATES and out_type.ndim == 0:
-        values = [_scalar_value(a, definitions) for a in args]
-        if all(v is not None for v in values):
-            return "alias", [const(bool(_PREDICATES[prim](*values)))]
     def same_type(a):
         return isinstance(a, Var) and a.type == out_type or (isinstance(a, Const) and out_type.ndim == 0)
     if prim == "mul":
@@ -168,21 +145,4 @@ def simplify(fn):
     if copies:
         substitute_everywhere(fn, copies)
         changed = True
-    return _take_constant_branches(fn.body) | changed
-
-
-def _take_constant_branches(block):
-    """Replace, in ``block`` and the blocks inside it, each ``if`` on a constant by the branch it
-    takes; returns whether anything changed."""
-    changed = False
-    k = 0
-    while k < len(block):
-        stmt = block[k]
-        if isinstance(stmt, If) and isinstance(stmt.cond, Const) and isinstance(stmt.cond.value, bool):
-            block[k:k + 1] = stmt.body if stmt.cond.value else stmt.orelse
-            changed = True
-            continue
-        for inner in stmt.blocks():
-            changed |= _take_constant_branches(inner)
-        k += 1
     return changed
