@@ -16,7 +16,8 @@ dead. The rewrites:
 - an operand ``broadcast_to_shape(s, v)`` (``s`` a scalar) of an elementwise operation is
   ``s`` itself when the other operands already give the result its shape, and an
   elementwise operation of such a fill and scalars is the fill of the scalar result
-  (``fill(s, v) * 100.0`` -> ``fill(s * 100.0, v)``);
+  (``fill(s, v) * 100.0`` -> ``fill(s * 100.0, v)``), if ``v`` has the same shape where the
+  operation runs (``_shape_kept``: the rewrite moves the read of ``v``'s shape there);
 - an argument read only for its shape (``zeros_like(v)``, the second argument of
   ``unbroadcast``, ``dim(v)``) is replaced by a parameter, or a value computed anyway, of the
   same shape and dtype that is defined at that point, so that ``v`` may become dead.
@@ -56,6 +57,8 @@ class _ShapeRewriter:
             if isinstance(stmt, Assign) and self.uses.single_def(stmt.target):
                 self.definitions[stmt.target] = (stmt, path)
         self.value_reads = self._value_reads()
+        self.placeheld = {stmt.target for stmt, _ in self.positions
+                          if isinstance(stmt, Assign) and stmt.prim == "placeholder"}
         self.inserted = {}  # id of a statement -> statements to put before it
         self.namer = _namer(fn)
         self.changed = False
@@ -85,7 +88,7 @@ class _ShapeRewriter:
             self._unbroadcast(stmt)
         elif has_kind(stmt.prim, Kind.ELEMENTWISE) and stmt.target.type.ndim:
             self._scalar_operands(stmt)
-            self._fill_of_scalars(stmt)
+            self._fill_of_scalars(stmt, path)
         if stmt.prim in ("unbroadcast", "broadcast_to_shape", "zeros_like", "ones_like", "dim", "size"):
             self._cheaper_shape_reads(stmt, path)
 
@@ -117,21 +120,43 @@ class _ShapeRewriter:
                 stmt.args[k] = scalar
                 self.changed = True
 
-    def _fill(self, atom):
-        """(scalar, shape source) if ``atom`` is ``broadcast_to_shape(scalar, v)``, else None."""
+    def _fill(self, atom, use_path):
+        """(scalar, shape source) if ``atom`` is ``broadcast_to_shape(scalar, v)`` and ``v``
+        still has that shape at ``use_path``, else None."""
         definition = self.definitions.get(atom)
         if definition is None or definition[0].prim != "broadcast_to_shape":
             return None
         scalar, like = definition[0].args
-        return (scalar, like) if not scalar.type.ndim else None
+        if scalar.type.ndim or not self._shape_kept(like, definition[1], use_path):
+            return None
+        return scalar, like
 
-    def _fill_of_scalars(self, stmt):
+    def _shape_kept(self, var, def_path, use_path):
+        """Whether ``var`` has the same shape at ``use_path`` as at ``def_path`` (where it is
+        read), so that a read of its shape may move there: every assignment of ``var`` gives
+        one shape (and it never holds a placeholder, whose shape is none of them), or no
+        statement between the two, in one block, assigns it. (Reverse mode puts saved values
+        back, so a variable read at one point of the backward sweep may be an earlier
+        iteration's value, of another shape, or the placeholder, a few statements later.)"""
+        if not isinstance(var, Var) or (var in self.uses.params and var not in self.uses.defs):
+            return True
+        if self.shapes.stable(var) and var not in self.placeheld:
+            return True
+        if def_path[:-1] != use_path[:-1] or def_path[-1][1] >= use_path[-1][1]:
+            return False
+        block, first, last = def_path[-1][0], def_path[-1][1], use_path[-1][1]
+        return not any(var in inner.writes()
+                       for stmt, path in self.positions
+                       if path[:-1] == def_path[:-1] and path[-1][0] == block and first < path[-1][1] < last
+                       for inner in walk([stmt]))
+
+    def _fill_of_scalars(self, stmt, path):
         """``op(broadcast_to_shape(s, v), c)`` with scalars ``c`` -> ``broadcast_to_shape(op(s, c), v)``."""
         arrays = [(k, a) for k, a in enumerate(stmt.args) if isinstance(a, Var) and a.type.ndim]
         if len(arrays) != 1 or stmt.prim in ("where", "clip"):
             return
         k, array = arrays[0]
-        fill = self._fill(array)
+        fill = self._fill(array, path)
         if fill is None or array.type != stmt.target.type:
             return
         scalar, like = fill
@@ -153,11 +178,14 @@ class _ShapeRewriter:
 
     def _computed_anyway(self, var, use_path):
         """A parameter never rebound, else the earliest value read for its value, with
-        ``var``'s type and shape, defined before ``use_path``."""
+        ``var``'s type and shape, defined before ``use_path`` (not a copy of a variable that
+        may hold its placeholder: shapes are inferred from assignments, not placeholders)."""
         for param in self.fn.params:
             if param.type == var.type and param not in self.uses.defs and self.shapes.same(param, var):
                 return param
         for candidate, (stmt, path) in self.definitions.items():
+            if stmt.prim == "alias" and isinstance(stmt.args[0], Var) and stmt.args[0] in self.placeheld:
+                continue  # a saved value that may be the placeholder (a loop that never ran)
             if (candidate is not var and candidate.type == var.type and candidate in self.value_reads
                     and self.shapes.same(candidate, var) and _defined_before(path, use_path)):
                 return candidate

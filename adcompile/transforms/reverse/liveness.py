@@ -9,7 +9,9 @@ adcompile bug, raised as an ``InternalError`` naming the function.
 
 A mixin of ``ReverseTransform`` (``transform.py``): it reads ``fn``, ``memory``,
 ``primal_vars``, ``reshaped``, ``order``, ``loops`` and ``backward_statements``, and owns
-``read_sites`` and ``needed``.
+``read_sites`` and ``needed``. A read site is a statement's id, or ``("end", id(block))``
+for the reads at the start of a block's backward sweep (``note_reads_at_end``); both are keys
+of ``order`` and ``loops``.
 """
 from ...errors import InternalError
 from ...ir.nodes import AccumItem, Assign, For, If, SetItem, Var, While, walk
@@ -105,6 +107,20 @@ class Liveness:
                     if var in self.primal_vars:
                         for read in self.memory_read(var):
                             self.read_sites.setdefault(read, set()).add(id(stmt))
+
+    def note_reads_at_end(self, block, statements):
+        """Record the primal values ``statements`` read at the start of ``block``'s backward
+        (the adjoints' ``zeros_like``): the values the forward sweep leaves at the block's end,
+        which a later iteration of a loop around the block may have overwritten."""
+        site = ("end", id(block))
+        if site not in self.order:
+            self.order[site] = max(self.order[id(s)] for s in walk(block)) + 0.5
+            self.loops[site] = self.loops[id(block[0])]
+        for s in statements:
+            for var in value_reads(s, self.reshaped, write_targets=True):
+                if var in self.primal_vars:
+                    for read in self.memory_read(var):
+                        self.read_sites.setdefault(read, set()).add(site)
 
     def read_before(self, var, stmt):
         """Whether the backward sweep reads ``var`` after undoing ``stmt``: in the backward of

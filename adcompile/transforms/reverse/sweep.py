@@ -142,6 +142,9 @@ class AdjointSweep:
         if path == ():
             self.seed_results(b)
         self.init_adjoints(b, path)
+        if out and block:
+            # they read the values as the forward sweep leaves them at the block's end
+            self.note_reads_at_end(block, out)
         last_loc = None
         for stmt in reversed(block):
             chunk = []

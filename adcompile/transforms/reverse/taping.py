@@ -3,8 +3,11 @@
 An assignment at loop depth 0 saves into a variable (``y_saved``), inside a loop onto a stack
 (``rt.push(tape_y, y)``) that the backward sweep pops, or, for scalars in a loop whose trip
 count is known on entry, into a preallocated array with a stack pointer. A value is saved
-only if the backward sweep reads it after undoing the assignment (``Liveness.read_before``);
-a first assignment has nothing to save. A loop's trip count, start and step are recorded on
+only if the backward sweep reads it after undoing the assignment (``Liveness.read_before``),
+also for its shape only when that may differ between assignments (``reshaped``); a first
+assignment has nothing to save (a placeholder is no value). A variable saved where it may
+have no value yet, or read by the backward where numba may see no assignment of it
+(``place_unassigned_reads``), is given a placeholder of its type at the start. A loop's trip count, start and step are recorded on
 entry, a while loop's trips by counting. Cheap scalar temporaries of a loop body are
 recomputed at the start of each backward iteration instead of being saved.
 
@@ -19,6 +22,10 @@ from ...ir.types import NONE_T, Type
 from ...ir.primitives import Kind, getitem, has_kind
 from .liveness import value_reads
 
+
+
+def _is_placeholder(stmt):
+    return isinstance(stmt, Assign) and stmt.prim == "placeholder"
 
 
 class TapingPlan:
@@ -36,15 +43,47 @@ class TapingPlan:
         info = self.scopes.info.get(var)
         where = self.order.get(id(stmt))
         return info is not None and where is not None and any(
-            path == () and not isinstance(d, For) and self.order.get(id(d), where) < where
+            path == () and not isinstance(d, For) and not _is_placeholder(d) and self.order.get(id(d), where) < where
             for d, _, path in info.defs)
+
+    def typed_by_kept_assignment(self, var):
+        """Whether numba sees an assignment of ``var`` that it cannot prune: a parameter, or
+        an assignment outside the body of every while loop. numba drops the body of a loop
+        whose entry test it evaluates at compile time (``while k < 3 and -0.2 > 0.5``); the
+        backward of a branch is re-taken on the same test, and pruned with it, but the
+        backward of a while loop runs over the recorded trip count, which numba cannot see."""
+        if var in self.fn.params:
+            return True
+        info = self.scopes.info.get(var)
+        return info is not None and any(
+            not any(k == 1 and sid in self.while_loops for sid, k in path) for _, _, path in info.defs)
+
+    def place_unassigned_reads(self):
+        """A placeholder for each variable the backward sweep reads (also for its shape only)
+        that numba might find no assignment of (``typed_by_kept_assignment``): it types every
+        variable from its assignments, though the backward reads this one only after the
+        forward assigned it."""
+        read = {a for stmt in walk(self.backward_statements) for a in stmt.reads()
+                if isinstance(a, Var) and a in self.primal_vars}
+        for var in sorted(read, key=lambda v: v.uid):
+            if (var.type.dtype != "none" and var not in self.placeholders
+                    and not self.typed_by_kept_assignment(var)):
+                self.placeholders.append(var)
 
     def first_definition(self, stmt, var, depth):
         """Whether ``stmt``, outside loops, is the first assignment of ``var``: there is no
-        earlier value to save then."""
+        earlier value to save then. (A placeholder, which a derived function called inside
+        this one assigns to give a variable its type, is no value.)"""
         info = self.scopes.info.get(var)
-        return (depth == 0 and var not in self.fn.params and info is not None and bool(info.defs)
-                and info.defs[0][0] is stmt)
+        defs = [d for d, _, _ in info.defs if not _is_placeholder(d)] if info is not None else []
+        return depth == 0 and var not in self.fn.params and bool(defs) and defs[0] is stmt
+
+    def first_definition_in(self, ids, var, depth):
+        """Whether the first assignment of ``var``, outside loops, is one of the statements
+        ``ids`` (those of a custom call's region)."""
+        info = self.scopes.info.get(var)
+        defs = [d for d, _, _ in info.defs if not _is_placeholder(d)] if info is not None else []
+        return depth == 0 and var not in self.fn.params and bool(defs) and id(defs[0]) in ids
 
     def save(self, out, stmt, value, depth, base, key=None, direct=False):
         """Emit into ``out`` the saving of ``value`` before ``stmt`` overwrites it (``direct``:
@@ -113,7 +152,10 @@ class TapingPlan:
     def save_region(self, out, stmt, depth, when):
         """A custom call's region is atomic: the needed variables it assigns are saved as a
         whole on entry (for the statements before it) and on exit (for its own rule)."""
+        inner = {id(s) for s in walk(stmt.forward)}
         for var in self.region_vars(stmt):
+            if when == "entry" and self.first_definition_in(inner, var, depth):
+                continue  # no value before the region to save
             if var in self.needed and var.type.dtype != "none" and self.scopes.is_overwritten(var, self.fn.params):
                 if var not in self.fn.params and var not in self.placeholders:
                     self.placeholders.append(var)

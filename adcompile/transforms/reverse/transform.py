@@ -8,7 +8,7 @@
 """
 from ...ir.builder import Builder
 from ...ir.memory import memory_roots
-from ...ir.nodes import Comment, Function, Var, walk
+from ...ir.nodes import Comment, Function, Var, While, walk
 from ...ir.shapes import infer_shapes
 from ...passes.activity import active_vars
 from ..arguments import copy_written_arguments
@@ -32,6 +32,7 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
         self.scopes = Scopes(fn)
         self.order = {id(stmt): k for k, stmt in enumerate(walk(fn.body))}
         self.loops = enclosing_loops(fn.body)
+        self.while_loops = {id(s) for s in walk(fn.body) if isinstance(s, While)}
         self.read_sites = {}     # primal Var -> ids of the statements whose backward reads it
         results = [a for a in fn.results if isinstance(a, Var)]
         self.active = active_vars(fn.body, self.wrt, results)
@@ -70,6 +71,7 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
     def run(self):
         """The IR function of the derivative."""
         forward, backward = self.run_to_fixpoint()
+        self.place_unassigned_reads()
         return self.assemble(forward, backward)
 
     def assemble(self, forward, backward):
