@@ -5,6 +5,7 @@ and ``gradgradcheck`` do; ``adcompile.gradcheck``/``gradgradcheck`` call these w
 The backward runs as adcompile compiles it (``MyFn.apply`` called from a small generated
 function, differentiated with ``vjp``); finite differences use the eager forward.
 """
+import builtins
 import hashlib
 import importlib.util
 import inspect
@@ -14,6 +15,7 @@ import numpy as np
 
 from .api import compile, grad
 from .backend.loader import cache_dir
+from .backend.names import safe_name
 from .backend.source_files import ensure_source_file
 from .derivatives import hvp
 from .function import function_of  # noqa: F401  (re-exported for testing.py)
@@ -89,7 +91,7 @@ def _apply_wrapper(cls, n_inputs, n_weighted=0):
     names = [n if n.isidentifier() and n not in ("np", "fn") and not n.startswith("_") else f"a{k}"
              for k, n in enumerate(input_names(cls, n_inputs))]
     inputs = ", ".join(names if len(set(names)) == n_inputs else [f"a{k}" for k in range(n_inputs)])
-    name = f"{cls.__name__}_apply"
+    name = safe_name(f"{cls.__name__}_apply")  # names a function and a file: never a path
     if n_weighted:
         weights = ", ".join(f"_w{k}" for k in range(n_weighted))
         outputs = "_o" if n_weighted == 1 else ", ".join(f"_o{k}" for k in range(n_weighted))
@@ -108,7 +110,7 @@ def _apply_wrapper(cls, n_inputs, n_weighted=0):
         ensure_source_file(path, source)  # written atomically; a wrong or planted file replaced
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        exec(builtins.compile(source, str(path), "exec"), module.__dict__)  # the text checked, not the file reread
         module.fn = cls
         sys.modules[module_name] = module
     return getattr(module, name)

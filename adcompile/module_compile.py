@@ -22,6 +22,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .backend.names import safe_name
 from .api import CompiledFunction, DerivedFunction, _check_against, _Specialised, as_compiled, signature_of
 from .derivatives import _tangent_like, _unit_tensors
 from .errors import CallError
@@ -102,8 +103,9 @@ class FlatFunction(_Specialised):
     ir = primal_ir
 
     def ir_name(self):
-        owner = self.pyfunc.__qualname__.split(".")
-        return "_".join(owner[-2:]) if len(owner) > 1 else self.pyfunc.__name__
+        """The generated function's name: ``Owner_method`` or the name, made safe (backend/names.py)."""
+        owner = [part for part in self.pyfunc.__qualname__.split(".") if part != "<locals>"]
+        return safe_name("_".join(owner[-2:]) if len(owner) > 1 else self.pyfunc.__name__)
 
     def user_returns_tuple(self, sig):
         return self.primal_ir(sig).returns_tuple

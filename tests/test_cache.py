@@ -283,7 +283,7 @@ def test_a_numba_subfolder_writable_by_others_is_not_used(cache):
 
 def test_a_folder_in_a_parent_writable_by_others_is_not_used(cache):
     cache.parent.chmod(0o777)  # no sticky bit: another user could swap the folder
-    assert_falls_back(cache, "parent")
+    assert_falls_back(cache, "above it is writable by other users and not sticky")
 
 
 needs_root = pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0,

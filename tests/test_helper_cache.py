@@ -4,9 +4,11 @@ A new process compiling a new function with a cache folder that already holds th
 compiles no helper again (counted with numba's compile events); the files live under
 ``<cache>/__pycache__/runtime-<digest>``, not next to the package (which may be read-only);
 a generated function's files go to ``<cache>/__pycache__`` even when ``NUMBA_CACHE_DIR`` is set;
-a damaged helper file costs a recompilation, never a failed compile. The test across processes
+a damaged helper file costs a recompilation, never a failed compile (the attacks on these files
+are in ``test_cache_security.py``). The test across processes
 is slow (the first process compiles every helper it needs: about a minute on 2 busy cores).
 """
+import hashlib
 import json
 import os
 import pickle
@@ -106,13 +108,16 @@ def test_damaged_helper_files_are_discarded(tmp_path, monkeypatch):
     folder = tmp_path / "__pycache__" / f"runtime-{helper_cache.runtime_digest()}"
     folder.mkdir(parents=True)
     good = folder / "numba_impls._kernel-1.py311.nbi"
-    good.write_bytes(pickle.dumps("0.0") + pickle.dumps(("stamp", {})))
+    payload = pickle.dumps("0.0") + pickle.dumps(("stamp", {}))
+    good.write_bytes(hashlib.sha256(payload).digest() + payload)  # the gated files' format
     truncated = folder / "numba_impls._other-2.py311.nbi"
     truncated.write_bytes(good.read_bytes()[:5])
     garbage = folder / "numba_impls._other-2.py311.1.nbc"
     garbage.write_bytes(b"\x80\x04not a pickle")
+    unchecked = folder / "numba_impls._other-3.py311.nbi"
+    unchecked.write_bytes(payload)  # numba's own format: no checksum
     monkeypatch.setattr(helper_cache, "_folder_provider", lambda: tmp_path / "__pycache__")
-    assert sorted(numba_cache.discard_damaged_helper_files()) == sorted([truncated, garbage])
+    assert sorted(numba_cache.discard_damaged_helper_files()) == sorted([truncated, garbage, unchecked])
     assert list(folder.iterdir()) == [good]
 
 

@@ -2,8 +2,16 @@
 
 The folder is ``$ADCOMPILE_CACHE_DIR``, else ``$XDG_CACHE_HOME/adcompile``, else
 ``~/.cache/adcompile``; it is created with mode 0o700. It is used only if it can be trusted
-(see :mod:`.trust`): otherwise, and when ``ADCOMPILE_DISABLE_CACHE`` is set, generated files go
-to a private temporary folder of this process, removed at exit, and numba's disk cache is off.
+(see :mod:`.trust`: the folder, every folder above it where the configured path lives and where
+it resolves to, its ``__pycache__`` and the runtime helpers' folder in it): otherwise, and when
+``ADCOMPILE_DISABLE_CACHE`` is set, generated files go to a private temporary folder of this
+process, removed at exit, and numba's disk cache is off.
+
+The folder used is the resolved one, so a symbolic link re-pointed later does not move files
+already being written; the decision is kept for the process only while the configured path
+still names the same folder (device and inode, checked at every ``cache_location``): a new
+folder there is judged again. A file of the cache found untrusted while in use makes the caller
+refuse the cache (:func:`refuse`) for the rest of the process.
 """
 import atexit
 import os
@@ -14,7 +22,8 @@ import threading
 import warnings
 from pathlib import Path
 
-from .trust import distrust_reason, parent_distrust_reason
+from ..runtime.helper_cache import runtime_digest
+from .trust import Untrusted, ensure_folder, identity, root_reason
 
 _ON_CLEAR = []  # see on_clear
 
@@ -25,7 +34,7 @@ NUMBA_SUBFOLDER = "__pycache__"
 _OWN_FILE = re.compile(r"^(.+_[0-9a-f]{16}\.py|\..+\.tmp)$")
 
 _lock = threading.Lock()
-_resolved = {}          # (environment settings) -> (folder, persistent)
+_resolved = {}          # (environment settings) -> (folder, persistent, identity of the configured path)
 _private_folder = None  # this process's temporary folder, made on first use
 
 
@@ -54,40 +63,76 @@ def _distrust_reason(folder):
     """Create ``folder`` if needed (mode 0o700); why it cannot be trusted, or None."""
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if reason := root_reason(folder):
+            return reason
         real = Path(os.path.realpath(folder))
-        for path in (real, real / NUMBA_SUBFOLDER):
-            if path.exists() and (reason := distrust_reason(path)):
-                return reason
-        return parent_distrust_reason(real)
+        numba_folder = real / NUMBA_SUBFOLDER
+        helpers = numba_folder / f"runtime-{runtime_digest()}"
+        for path in (numba_folder, helpers):
+            if os.path.lexists(path):
+                ensure_folder(real, path)  # a link or a file there is deleted
+        return None
+    except Untrusted as error:
+        return error.reason
     except OSError as error:
         return f"it cannot be created or inspected ({error})"
 
 
+def _warn(folder, reason, private):
+    warnings.warn(f"adcompile: not using the compile cache folder {folder}: {reason}; generated code "
+                  f"goes to the private temporary folder {private} instead, without a disk cache. "
+                  "Fix the folder's owner and permissions (it, and what it holds, must be owned by you "
+                  "and writable only by you, and no folder above it writable by others unless sticky) "
+                  "or set ADCOMPILE_CACHE_DIR to another folder.", stacklevel=4)
+
+
+def _identity(folder):
+    try:
+        return identity(folder)
+    except OSError:
+        return None
+
+
 def _resolve():
     if disk_cache_disabled():
-        return _private_temporary_folder(), False
+        return _private_temporary_folder(), False, None
     folder = configured_folder()
     reason = _distrust_reason(folder)
     if reason is None:
-        return folder, True
+        return Path(os.path.realpath(folder)), True, _identity(folder)
     private = _private_temporary_folder()
-    warnings.warn(f"adcompile: not using the compile cache folder {folder}: {reason}; generated code "
-                  f"goes to the private temporary folder {private} instead, without a disk cache. "
-                  "Fix the folder's owner and permissions (it must be owned by you and writable only "
-                  "by you) or set ADCOMPILE_CACHE_DIR to another folder.")
-    return private, False
+    _warn(folder, reason, private)
+    return private, False, _identity(folder)
+
+
+def _settings():
+    return (os.environ.get("ADCOMPILE_CACHE_DIR"), os.environ.get("XDG_CACHE_HOME"),
+            os.path.expanduser("~"), disk_cache_disabled())
 
 
 def cache_location():
     """``(folder, persistent)``: where generated files go, and whether numba may cache on disk
     (False for the private temporary folder)."""
-    settings = (os.environ.get("ADCOMPILE_CACHE_DIR"), os.environ.get("XDG_CACHE_HOME"),
-                os.path.expanduser("~"), disk_cache_disabled())
+    settings = _settings()
     with _lock:
         location = _resolved.get(settings)
-        if location is None or not location[0].is_dir():
+        if location is None or not location[0].is_dir() \
+                or (location[2] is not None and _identity(configured_folder()) != location[2]):
             location = _resolved[settings] = _resolve()
-        return location
+        return location[:2]
+
+
+def refuse(reason):
+    """Stop using the current cache folder in this process (a file in it was found untrusted):
+    warn once, and use the private temporary folder instead."""
+    settings = _settings()
+    with _lock:
+        location = _resolved.get(settings)
+        if location is not None and not location[1]:
+            return
+        private = _private_temporary_folder()
+        _warn(configured_folder(), reason, private)
+        _resolved[settings] = (private, False, location[2] if location else None)
 
 
 def cache_dir():

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import version
 from ..runtime.helper_cache import folder_digest
+from .names import safe_name
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _code_digest = None
@@ -43,5 +44,6 @@ def source_digest(source, backend):
 
 
 def module_file_name(source, name, backend):
+    """``(file name, digest)``: the name made safe (:mod:`.names`: never a path)."""
     digest = source_digest(source, backend)
-    return f"{name}_{digest}.py", digest
+    return f"{safe_name(name)}_{digest}.py", digest

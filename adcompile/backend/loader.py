@@ -24,20 +24,30 @@ import sys
 import threading
 
 # cache_dir is imported from here by function_checks
-from .cache_folder import NUMBA_SUBFOLDER, cache_dir, cache_location, on_clear  # noqa: F401
+from .cache_folder import NUMBA_SUBFOLDER, cache_dir, cache_location, on_clear, refuse  # noqa: F401
 from ..runtime.helper_cache import use_cache_folder
 from ..runtime.zero_safe_numpy import python_helpers
 from .cache_key import module_file_name
 from .numpy_scalars import with_numpy_scalar_arguments
+from .names import safe_name
 from .source_files import discard_numba_cache, ensure_source_file
+from .trust import Untrusted, ensure_folder
 
 BACKENDS = ("numba", "python")
 
 _lock = threading.Lock()
 _loaded = {}
 
-# the runtime helpers' numba cache goes into the cache folder too (see runtime/helper_cache.py)
-use_cache_folder(lambda: cache_location()[0] / NUMBA_SUBFOLDER)
+
+
+def _gate_helper_folder(folder):
+    from .numba_cache import govern_helper_folder  # lazy: imports numba
+    govern_helper_folder(folder)
+
+
+# the runtime helpers' numba cache goes into the cache folder too, through the gate (see
+# runtime/helper_cache.py and numba_cache.py)
+use_cache_folder(lambda: cache_location()[0] / NUMBA_SUBFOLDER, _gate_helper_folder)
 
 
 @on_clear
@@ -67,11 +77,27 @@ def _numba_compiled(fn, path, persistent, options):
 
     from ..runtime import numba_impls  # noqa: F401  (lazy: registers the helpers' numba versions)
     from .numba_cache import njit_with_disk_cache, recompiling_after_damaged_helper_files  # lazy: imports numba
-    if not persistent:
-        return recompiling_after_damaged_helper_files(numba.njit(cache=False, **options)(fn))
-    (path.parent / NUMBA_SUBFOLDER).mkdir(mode=0o700, exist_ok=True)
-    discard_numba_cache(path, only_untrusted=True)
-    return recompiling_after_damaged_helper_files(njit_with_disk_cache(fn, **options))
+    if persistent:
+        try:
+            ensure_folder(path.parent, path.parent / NUMBA_SUBFOLDER)
+            discard_numba_cache(path, only_untrusted=True)
+            return recompiling_after_damaged_helper_files(njit_with_disk_cache(fn, **options))
+        except Untrusted as error:  # the folder changed since it was checked: compile without it
+            refuse(error.reason)
+    return recompiling_after_damaged_helper_files(numba.njit(cache=False, **options)(fn))
+
+
+def _written(path, persistent, source):
+    """``(path, persistent)`` once ``source`` is in the file ``path``, or, if the cache folder
+    turns out untrusted meanwhile, in the same file of the private folder it is refused for."""
+    try:
+        ensure_source_file(path, source)
+        return path, persistent
+    except Untrusted as error:
+        refuse(error.reason)
+    folder, persistent = cache_location()
+    ensure_source_file(folder / path.name, source)
+    return folder / path.name, persistent
 
 
 def load(source, name, backend="numba", options=None):
@@ -86,9 +112,8 @@ def load(source, name, backend="numba", options=None):
         fn = _loaded.get(key)
         if fn is None:
             file_name, digest = module_file_name(source, name, backend)
-            path = folder / file_name
-            ensure_source_file(path, source)
-            module = _execute_module(f"_adcompile_generated_{name}_{digest}", path, source)
+            path, persistent = _written(folder / file_name, persistent, source)
+            module = _execute_module(f"_adcompile_generated_{safe_name(name)}_{digest}", path, source)
             fn = getattr(module, name)
             if backend == "numba":
                 fn = _numba_compiled(fn, path, persistent, options)

@@ -1,40 +1,30 @@
 """Writing generated modules into the cache folder so that no reader sees a wrong file.
 
-A write goes to a temporary file in the same folder, then ``os.replace`` puts it in place, so a
-concurrent reader sees either no file or the whole file. An existing file is kept only if it is
-trusted and its text is exactly the expected source (its name is a digest of that source);
-otherwise it is rewritten and the numba cache files made from it are discarded.
+A generated module lives directly in the cache folder (its root, checked by ``cache_folder``),
+and every read and write goes through the gate of :mod:`.trust`. A write goes to a new private
+temporary file in the same folder, then ``os.replace`` puts it in place, so a concurrent reader
+sees either no file or the whole file. An existing file is kept only if it is trusted and its
+text is exactly the expected source (its name is a digest of that source); otherwise it is
+rewritten and the numba cache files made from it are discarded. The module is then executed
+from the source text in memory (``loader.py``), never imported from the file.
 """
 import os
-import tempfile
 from pathlib import Path
 
 from .cache_folder import NUMBA_SUBFOLDER
-from .trust import distrust_reason
+from .trust import Untrusted, discard_untrusted, read_trusted, remove_entry, write_trusted
 
 
 def write_atomically(path, text):
     path = Path(path)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")  # 0o600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    write_trusted(path.parent, path, text.encode("utf-8"))
 
 
 def _holds(path, text):
     """Whether ``path`` is a trusted file whose whole text is ``text``."""
     try:
-        if distrust_reason(path) is not None:
-            return False
-        return path.read_bytes() == text.encode("utf-8")
-    except (OSError, UnicodeError):
+        return read_trusted(path.parent, path) == text.encode("utf-8")
+    except (OSError, Untrusted):
         return False
 
 
@@ -43,20 +33,19 @@ def numba_cache_files(path):
     folder = Path(path).parent / NUMBA_SUBFOLDER
     prefix = Path(path).stem + "."
     try:
-        return [folder / name for name in os.listdir(folder) if name.startswith(prefix)]
-    except FileNotFoundError:
+        return [folder / name for name in sorted(os.listdir(folder)) if name.startswith(prefix)]
+    except (FileNotFoundError, NotADirectoryError):
         return []
 
 
 def discard_numba_cache(path, only_untrusted=False):
     """Remove numba's cache files for module file ``path`` (or only those not trusted)."""
+    root = Path(path).parent
     for cache_file in numba_cache_files(path):
-        if only_untrusted and distrust_reason(cache_file) is None:
+        if only_untrusted:
+            discard_untrusted(root, cache_file)
             continue
-        try:
-            cache_file.unlink()
-        except FileNotFoundError:
-            pass
+        remove_entry(root, cache_file)
 
 
 def ensure_source_file(path, text):

@@ -21,6 +21,7 @@ import threading
 import numpy as np
 
 from ..api import compile as compile_function
+from ..backend.names import safe_name
 
 _lock = threading.Lock()
 _programs = {}
@@ -54,7 +55,7 @@ class UpdatePlan:
 
     def update_lines(self, grad_names, indent="    "):
         optimizer = self.optimizer
-        update = optimizer.update.__name__
+        update = _update_name(optimizer)
         lines = []
         for name, grad, (_, k) in zip(self.names, grad_names, self.entries):
             flags = ", ".join(str(flag) for flag in optimizer.flags(optimizer.param_groups[k]))
@@ -63,7 +64,12 @@ class UpdatePlan:
         return lines
 
     def namespace(self):
-        return {"np": np, self.optimizer.update.__name__: self.optimizer.update}
+        return {"np": np, _update_name(self.optimizer): self.optimizer.update}
+
+
+def _update_name(optimizer):
+    """The name the generated step calls the optimizer's update by (a safe identifier)."""
+    return safe_name(optimizer.update.__name__)
 
 
 def compiled_program(name, lines, namespace, backend):
@@ -85,7 +91,7 @@ def compiled_program(name, lines, namespace, backend):
 def optimizer_step_program(optimizer, entries):
     """The compiled ``step`` of ``optimizer`` for the parameters in ``entries``."""
     plan = UpdatePlan(optimizer, entries, [f"p{k}" for k in range(len(entries))])
-    name = type(optimizer).__name__.lower() + "_step"
+    name = safe_name(type(optimizer).__name__.lower() + "_step")  # names a function and its file
     params = []
     for param_name, state_args in zip(plan.names, _chunks(plan.state_arguments(), len(optimizer.state_names) + 1)):
         params += [param_name, f"{param_name}_grad"] + state_args

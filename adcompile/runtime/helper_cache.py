@@ -9,7 +9,11 @@ writable when the package is installed read-only), else ``~/.cache/numba``, and
 backend has named its cache folder (:func:`use_cache_folder`), the helpers' files go to
 ``<numba subfolder of the cache folder>/runtime-<digest>``: checked for trust like the rest of the
 cache, emptied by ``adcompile.clear_cache()``, process-private when ``ADCOMPILE_DISABLE_CACHE``
-is set, and written wherever the package is installed. ``<digest>`` covers the source of this
+is set, and written wherever the package is installed. The backend also hands over a ``gate``
+(:func:`use_cache_folder`), called with the folder before numba makes a helper's cache there
+and before each save: it makes the folder trusted (never a link) and has numba read and write
+its files only through the backend's checks (``backend/numba_cache.py``), so nothing is
+unpickled from that folder unchecked. ``<digest>`` covers the source of this
 package, so an edited helper never meets files compiled from its old text (numba's own staleness
 check looks only at the file that defines a function, not at the helpers it calls).
 
@@ -24,6 +28,7 @@ RUNTIME_FOLDER = Path(__file__).resolve().parent
 
 _lock = threading.Lock()
 _folder_provider = None  # () -> the folder numba's cache files go to, set by the backend
+_gate = None  # (folder) -> None: makes the folder trusted and its files read through the checks
 _installed = False
 _runtime_digest = None
 
@@ -45,10 +50,11 @@ def runtime_digest():
     return _runtime_digest
 
 
-def use_cache_folder(provider):
-    """Let the helpers' numba cache live under ``provider()`` (a folder the caller has checked)."""
-    global _folder_provider
-    _folder_provider = provider
+def use_cache_folder(provider, gate):
+    """Let the helpers' numba cache live under ``provider()`` (a folder the caller has checked),
+    each helper folder passed to ``gate(folder)`` before numba uses it."""
+    global _folder_provider, _gate
+    _folder_provider, _gate = provider, gate
 
 
 def helper_cache_folder():
@@ -88,8 +94,7 @@ def _helper_locator_class():
             self._folder = folder
 
         def ensure_cache_path(self):
-            for folder in (self._folder.parent, self._folder):
-                folder.mkdir(mode=0o700, exist_ok=True)
+            _gate(self._folder)
 
         def get_cache_path(self):
             return str(self._folder)
@@ -103,13 +108,10 @@ def _helper_locator_class():
         @classmethod
         def from_function(cls, py_func, py_file):
             folder = helper_cache_folder()
-            if folder is None or not _is_runtime_source(py_file):
+            if folder is None or _gate is None or not _is_runtime_source(py_file):
                 return None
             locator = cls(py_func, folder)
-            try:
-                locator.ensure_cache_path()
-            except OSError:
-                return None
+            locator.ensure_cache_path()  # before numba makes the cache's files: they are checked
             return locator
 
     return RuntimeHelperLocator
