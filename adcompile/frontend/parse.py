@@ -14,6 +14,7 @@ from ..ir.builder import Builder, Namer, const
 from ..ir.memory import memory_roots
 from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
 from ..ir.types import B1, F8, NUMPY_NAME, Type
+from ..passes.constant_conditions import resolve_constant_conditions
 from .expressions import ExpressionTranslation
 from .lowering import lower_jumps
 from .parse_tables import _kind, _Retry
@@ -134,6 +135,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         params = params + [var for var, _ in self.hidden_params]
         fn = Function(name or node.name, params, self.block, self.results[0], self.results[1], self.src.filename)
         fn.hidden_values = [value for _, value in self.hidden_params]
+        resolve_constant_conditions(fn)
         return fn
     # ------------------------------------------------------------------ assignment
     def assign(self, target, value, node):
