@@ -45,12 +45,12 @@ def main():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(BATCH, SIZES[0]))
     y = rng.integers(0, SIZES[2], size=BATCH)
-    adcompile.init.manual_seed(0)
+    adcompile.modules.init.manual_seed(0)
     model = MLP(SIZES)
     optimizer = adcompile.optim.SGD(model.parameters(), lr=LR)
     step = adcompile.train_step(loss_fn, model, optimizer)
     steps = {"adcompile.train_step": lambda: step(x, y)}
-    adcompile.init.manual_seed(0)
+    adcompile.modules.init.manual_seed(0)
     loop_model = MLP(SIZES)
     loop_optimizer = adcompile.optim.SGD(loop_model.parameters(), lr=LR)
 

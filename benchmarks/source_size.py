@@ -8,7 +8,7 @@ generated function before and after the passes.
 import numpy as np
 
 import adcompile
-from adcompile import api
+from adcompile.api import functions as api
 
 
 def logistic(w, X, y):

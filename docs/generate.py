@@ -71,7 +71,7 @@ def rejected():
 
 def stages():
     import adcompile
-    from adcompile.ir_stages import ir_stages
+    from adcompile.inspection.ir_stages import ir_stages
     module = _snippet_module("pipeline_example")
     fn = adcompile.compile(module.softplus_sum, backend="python")
     parts = [_fence(inspect.getsource(module.softplus_sum), "python")]
@@ -156,7 +156,7 @@ def api_submodules():
     from adcompile.optim import lr_scheduler
     groups = [("adcompile.nn", _public(adcompile.nn, "adcompile.nn")),
               ("adcompile.nn.functional", _public(adcompile.nn.functional, "adcompile.nn")),
-              ("adcompile.init", _public(adcompile.init, "adcompile.init")),
+              ("adcompile.modules.init", _public(adcompile.modules.init, "adcompile.modules.init")),
               ("adcompile.optim", [(name, getattr(adcompile.optim, name))
                                    for name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")]),
               ("adcompile.optim.lr_scheduler", [(name, getattr(lr_scheduler, name))

@@ -92,7 +92,7 @@ def main(*args):
     loop = "--loop" in args
     folders = [a for a in args if not a.startswith("--")]
     X_train, X_test, y_train, y_test = load_digits_split()
-    adcompile.init.manual_seed(SEED)
+    adcompile.modules.init.manual_seed(SEED)
     model = MLP().compile(BACKEND)
     optimizer = adcompile.optim.Adam(model.parameters(), lr=1e-2)
     optimizer.backend = BACKEND

@@ -19,7 +19,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "adcompile"
 # Lowest first. A module may import modules of its own layer and of the layers below it.
 # A module belongs to the layer of the longest prefix listed (a package covers its modules).
 LAYERS = [
-    ("base", ["adcompile.errors", "adcompile.function", "adcompile.version"]),
+    ("base", ["adcompile.errors", "adcompile.version", "adcompile.custom"]),
     ("ir", ["adcompile.ir"]),
     ("passes", ["adcompile.passes"]),
     ("frontend", ["adcompile.frontend"]),
@@ -29,20 +29,17 @@ LAYERS = [
     ("codegen", ["adcompile.codegen"]),
     ("runtime", ["adcompile.runtime"]),
     ("backend", ["adcompile.backend"]),
-    # Modules as containers of arrays, without the compiler: module_compile (three layers up) registers
-    # its entry points in module_dispatch, where this layer and the ones between find them.
-    ("modules", ["adcompile.parameter", "adcompile.module_state", "adcompile.module", "adcompile.module_dispatch",
-                 "adcompile.module_leaves", "adcompile.step_counters", "adcompile.init"]),
+    # Modules as containers of arrays, without the compiler: module_compiler (three layers up) registers
+    # its entry points in modules/dispatch.py, where this layer and the ones between find them.
+    ("modules", ["adcompile.modules"]),
     # compiled and derived functions: per-signature IR, transformed, generated, loaded and run
-    ("api", ["adcompile.api", "adcompile.matrix_ir", "adcompile.derived_reverse", "adcompile.pullback_split",
-             "adcompile.observed_passes", "adcompile.call_signatures", "adcompile.notebook_display",
-             "adcompile.run_errors", "adcompile.source_lines", "adcompile.derived_cache", "adcompile.written_arguments"]),
+    ("api", ["adcompile.api"]),
     # the transforms built on derived functions, and derivatives called inside compiled code
-    ("derivatives", ["adcompile.derivatives", "adcompile.pullback", "adcompile.nested", "adcompile.vmapping"]),
+    ("derivatives", ["adcompile.derivatives"]),
     # functions of Modules compiled as functions of their arrays
-    ("module compiler", ["adcompile.module_values", "adcompile.module_compile"]),
-    ("inspection", ["adcompile.inspection", "adcompile.ir_stages"]),
-    ("checks", ["adcompile.numeric_checks", "adcompile.function_checks", "adcompile.testing"]),
+    ("module compiler", ["adcompile.module_compiler"]),
+    ("inspection", ["adcompile.inspection"]),
+    ("checks", ["adcompile.checks"]),
     ("libraries", ["adcompile.nn", "adcompile.optim", "adcompile.training"]),
     ("tools", ["adcompile.cli", "adcompile.dask", "adcompile.__main__", "adcompile"]),
 ]
@@ -225,3 +222,13 @@ def test_subpackage_roots_import_in_a_fresh_interpreter(root):
     result = subprocess.run([sys.executable, "-c", f"import {root}"], capture_output=True, text=True,
                             timeout=60, cwd=PACKAGE.parent)
     assert result.returncode == 0, result.stderr
+
+
+def test_layers_are_folders():
+    loose = sorted(name for name, (path, is_package) in MODULES.items()
+                   if name.count(".") == 1 and not is_package)
+    assert loose == ["adcompile.__main__", "adcompile.errors", "adcompile.version"], loose
+    for _, prefixes in LAYERS:
+        for prefix in prefixes:
+            assert prefix in MODULES, prefix
+            assert MODULES[prefix][1] or prefix in ("adcompile.errors", "adcompile.version", "adcompile.__main__"), prefix

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import adcompile
-from adcompile import api
+from adcompile.api import functions as api
 from adcompile.backend import cache_folder, cache_key, loader
 
 TIMEOUT = 300

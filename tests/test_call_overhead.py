@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import adcompile
-from adcompile import derived_cache
-from adcompile import api
+from adcompile.api import derived_cache
+from adcompile.api import functions as api
 from adcompile.errors import CallError
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import adcompile
 from adcompile import AdCompileError, Function, once_differentiable
-from adcompile.testing import GradcheckError
+from adcompile.checks.gradcheck import GradcheckError
 
 BACKENDS = ["python", "numba"]
 

@@ -149,7 +149,7 @@ def mlp_loss(model, X, labels):
 def test_module_gradient_is_a_dict_equal_to_single_process(client):
     _, X, y = logistic_data()
     labels = y.astype(np.int64)
-    adcompile.init.manual_seed(0)
+    adcompile.modules.init.manual_seed(0)
     model = nn.Sequential(nn.Linear(5, 4), nn.Tanh(), nn.Linear(4, 2))
     model.compile("python")
     expected = adcompile.value_and_grad(mlp_loss)(model, X, labels)
@@ -285,7 +285,7 @@ def digits_loss(model, X, labels):
 
 
 def digits_model():
-    adcompile.init.manual_seed(0)
+    adcompile.modules.init.manual_seed(0)
     model = nn.Sequential(nn.Linear(64, 32), nn.Tanh(), nn.Linear(32, 10))
     model.compile("python")
     return model, adcompile.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
@@ -396,7 +396,7 @@ def test_local_sgd_on_two_workers_reaches_the_single_machine_accuracy(client, di
 
 
 def dropout_model():
-    adcompile.init.manual_seed(0)
+    adcompile.modules.init.manual_seed(0)
     model = nn.Sequential(nn.Linear(64, 32), nn.Tanh(), nn.Dropout(0.3, seed=5), nn.Linear(32, 10))
     model.compile("python")
     return model, adcompile.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)

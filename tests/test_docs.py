@@ -74,14 +74,14 @@ def test_the_generated_sections_of_the_docs_are_up_to_date(monkeypatch):
     assert not stale, f"run python docs/generate.py: {stale}"
 
 
-DOCTEST_MODULES = ["adcompile.inspection", "adcompile.ir_stages", "adcompile.api", "adcompile.derivatives",
-                   "adcompile.pullback", "adcompile.vmapping",
-                   "adcompile.testing", "adcompile.backend.cache_folder", "adcompile.function", "adcompile.module",
-                   "adcompile.parameter", "adcompile.training", "adcompile.nn.linear", "adcompile.nn.container",
+DOCTEST_MODULES = ["adcompile.inspection.source", "adcompile.inspection.ir_stages", "adcompile.api.functions", "adcompile.derivatives.forward",
+                   "adcompile.derivatives.pullback", "adcompile.derivatives.vmapping",
+                   "adcompile.checks.gradcheck", "adcompile.backend.cache_folder", "adcompile.custom.function", "adcompile.modules.module",
+                   "adcompile.modules.parameter", "adcompile.training.loops", "adcompile.nn.linear", "adcompile.nn.container",
                    "adcompile.nn.loss_modules", "adcompile.nn.activation", "adcompile.nn.dropout",
                    "adcompile.nn.embedding", "adcompile.nn.normalization", "adcompile.nn.conv", "adcompile.nn.pooling",
                    "adcompile.nn.recurrent", "adcompile.nn.functional", "adcompile.nn.losses",
-                   "adcompile.nn.conv_functional", "adcompile.init", "adcompile.optim.sgd", "adcompile.optim.adam",
+                   "adcompile.nn.conv_functional", "adcompile.modules.init", "adcompile.optim.sgd", "adcompile.optim.adam",
                    "adcompile.optim.rmsprop", "adcompile.optim.adagrad", "adcompile.optim.lr_scheduler"]
 
 
@@ -113,13 +113,13 @@ def test_every_public_function_and_class_has_an_example():
     # schedulers (their base classes Optimizer and LRScheduler, and OptimizerError, are not used directly)
     documented.update(public_objects(adcompile.nn, "adcompile.nn"))
     documented.update(public_objects(adcompile.nn.functional, "adcompile.nn"))
-    documented.update(public_objects(adcompile.init, "adcompile.init"))
+    documented.update(public_objects(adcompile.modules.init, "adcompile.modules.init"))
     optim = [adcompile.optim.SGD, adcompile.optim.Adam, adcompile.optim.AdamW, adcompile.optim.RMSprop,
              adcompile.optim.Adagrad, adcompile.optim.lr_scheduler.StepLR, adcompile.optim.lr_scheduler.ExponentialLR,
              adcompile.optim.lr_scheduler.CosineAnnealingLR]
     documented.update({f"{cls.__module__}.{cls.__name__}": cls for cls in optim})
     assert {"adcompile.nn.LSTMCell", "adcompile.nn.functional.conv2d", "adcompile.nn.functional.mse_loss",
-            "adcompile.init.kaiming_uniform_"} <= set(documented)
+            "adcompile.modules.init.kaiming_uniform_"} <= set(documented)
     missing = [name for name, obj in documented.items() if ">>>" not in (obj.__doc__ or "")]
     assert not missing, missing
     # each example runs: the modules holding them are among the doctest modules

@@ -113,7 +113,7 @@ def test_rosenbrock_gradient_is_one_loop():
 def test_second_order_sources_are_fused():
     x, v = RNG.standard_normal(8), RNG.standard_normal(8)
     compiled = adcompile.compile(rosenbrock, backend="python")
-    hvp = adcompile.derivatives.DerivedFunction(adcompile.grad(compiled), "jvp", 0, tangents_only=True)
+    hvp = adcompile.derivatives.forward.DerivedFunction(adcompile.grad(compiled), "jvp", 0, tangents_only=True)
     source, loops, fused_hvp = lowered(hvp, x, v, extra=1)
     assert loops >= 1 and "for i in range(" in source
     assert np.allclose(fused_hvp(x, v), hvp.run((x,), (v,)), rtol=1e-10)
@@ -229,7 +229,7 @@ def doubled_in_place(A):
 def test_allocation_shaped_like_a_fused_value_is_not_moved_before_it():
     A, V = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))
     compiled = adcompile.compile(doubled_in_place, backend="python")
-    hvp = adcompile.api.DerivedFunction(adcompile.grad(compiled), "jvp", 0, tangents_only=True)
+    hvp = adcompile.api.functions.DerivedFunction(adcompile.grad(compiled), "jvp", 0, tangents_only=True)
     _, loops, fused_hvp = lowered(hvp, A, V, extra=1)
     assert loops >= 1 and np.allclose(fused_hvp(A.copy(), V)[0], hvp.run((A.copy(),), (V,))[0])
 

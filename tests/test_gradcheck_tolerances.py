@@ -11,7 +11,7 @@ import pytest
 
 import adcompile
 from adcompile import Function
-from adcompile.testing import GradcheckError
+from adcompile.checks.gradcheck import GradcheckError
 
 X = np.array([0.3, -0.8, 1.4, 0.6])
 

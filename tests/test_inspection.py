@@ -14,8 +14,8 @@ import pytest
 
 import adcompile
 from adcompile.errors import CallError, ShapeError
-from adcompile.ir_stages import ir_stages
-from adcompile.observed_passes import PASSES, ROUNDS
+from adcompile.inspection.ir_stages import ir_stages
+from adcompile.api.observed_passes import PASSES, ROUNDS
 from adcompile.passes import pipeline
 
 THIS_FILE = os.path.abspath(__file__)

@@ -5,8 +5,8 @@ import pytest
 
 import adcompile
 from adcompile import Module, Parameter, nn
-from adcompile.module_state import StateDictError
-from adcompile.parameter import ParameterError
+from adcompile.modules.state import StateDictError
+from adcompile.modules.parameter import ParameterError
 
 
 class Block(Module):
@@ -160,13 +160,13 @@ def test_sequential_indexing_and_length():
 
 def test_init_functions_are_seeded_and_in_place():
     a, b = Parameter(np.zeros((4, 5))), Parameter(np.zeros((4, 5)))
-    adcompile.init.xavier_uniform_(a, generator=np.random.default_rng(3))
-    adcompile.init.xavier_uniform_(b, generator=np.random.default_rng(3))
+    adcompile.modules.init.xavier_uniform_(a, generator=np.random.default_rng(3))
+    adcompile.modules.init.xavier_uniform_(b, generator=np.random.default_rng(3))
     np.testing.assert_array_equal(a.data, b.data)
     assert np.abs(a.data).max() <= np.sqrt(6 / 9)
-    adcompile.init.kaiming_uniform_(a, a=np.sqrt(5), generator=np.random.default_rng(1))
+    adcompile.modules.init.kaiming_uniform_(a, a=np.sqrt(5), generator=np.random.default_rng(1))
     assert np.abs(a.data).max() <= 1 / np.sqrt(5) and np.abs(a.data).max() > 0.3
-    adcompile.init.zeros_(a)
+    adcompile.modules.init.zeros_(a)
     assert not a.data.any()
-    adcompile.init.normal_(b, 1.0, 0.0)
+    adcompile.modules.init.normal_(b, 1.0, 0.0)
     assert np.all(b.data == 1.0)

@@ -8,16 +8,16 @@ import pytest
 import adcompile
 from adcompile import Module, Parameter, nn
 from adcompile.errors import AdCompileError, CallError, TypeMismatchError
-from adcompile.module_state import StateDictError
+from adcompile.modules.state import StateDictError
 from adcompile.optim.optimizer import OptimizerError
-from adcompile.parameter import ParameterError
+from adcompile.modules.parameter import ParameterError
 
 X = np.random.default_rng(0).normal(size=(4, 3))
 Y = np.array([0, 1, 1, 0])
 
 
 def make_model():
-    adcompile.init.manual_seed(0)
+    adcompile.modules.init.manual_seed(0)
     return nn.Sequential(nn.Linear(3, 2)).compile("python")
 
 
@@ -107,7 +107,7 @@ class HoldsDict(Module):
 
 
 def test_an_unreadable_attribute_fails_the_training_step_before_any_update():
-    adcompile.init.manual_seed(1)
+    adcompile.modules.init.manual_seed(1)
     model = HoldsDict().compile("python")
     before = snapshot(model)
     optimizer = adcompile.optim.Adam(model.parameters(), lr=0.1)

@@ -11,7 +11,7 @@ import pytest
 
 import adcompile
 from adcompile import Module, Parameter, nn
-import adcompile.module_compile as module_compile
+import adcompile.module_compiler.functions as module_compile
 
 X = np.random.default_rng(0).normal(size=(5, 3))
 Y = np.array([0, 1, 1, 0, 1])
@@ -22,7 +22,7 @@ def loss_fn(model, x, y):
 
 
 def test_a_dropped_model_is_collected_after_calls_gradients_and_training():
-    adcompile.init.manual_seed(0)
+    adcompile.modules.init.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).compile("python")
     model(X)
     adcompile.grad(loss_fn)(model, X, Y)
@@ -106,7 +106,7 @@ def test_a_list_attribute_changed_in_place_recompiles():
 
 
 def test_train_step_keeps_its_program_across_unrelated_assignments():
-    adcompile.init.manual_seed(1)
+    adcompile.modules.init.manual_seed(1)
     model = nn.Sequential(nn.Linear(3, 2)).compile("python")
     step = adcompile.train_step(loss_fn, model, adcompile.optim.SGD(model.parameters(), lr=0.1))
     step(X, Y)

@@ -16,7 +16,7 @@ W = np.random.default_rng(1).normal(size=(4, 2))
 
 
 def make_model():
-    adcompile.init.manual_seed(3)
+    adcompile.modules.init.manual_seed(3)
     return nn.Sequential(nn.Linear(3, 2), nn.Tanh(), nn.Linear(2, 2)).compile("python")
 
 

@@ -118,7 +118,7 @@ def numpy_net(net, x):
 
 
 def test_forward_with_control_flow_containers_and_methods():
-    adcompile.init.manual_seed(3)
+    adcompile.modules.init.manual_seed(3)
     net = Net().compile("python")
     np.testing.assert_allclose(net(X), numpy_net(net, X))
     check_grad_fd(mse, net, X, T)
@@ -145,7 +145,7 @@ def test_changing_a_size_attribute_recompiles():
 
 
 def test_grad_wrt_module_and_input_and_frozen_parameters():
-    adcompile.init.manual_seed(0)
+    adcompile.modules.init.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).compile("python")
     loss = adcompile.compile(mse, backend="python")
     value, (g_model, g_x) = adcompile.value_and_grad(loss, wrt=(0, 1))(model, X, T)
@@ -158,14 +158,14 @@ def test_grad_wrt_module_and_input_and_frozen_parameters():
 
 
 def test_hvp_with_a_module_argument_matches_finite_differences():
-    adcompile.init.manual_seed(1)
+    adcompile.modules.init.manual_seed(1)
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
     hv = check_hvp_fd(mse, model, X, T)
     assert list(hv) == ["0.weight", "0.bias", "2.weight", "2.bias"]
 
 
 def test_backward_accumulates_until_zero_grad():
-    adcompile.init.manual_seed(2)
+    adcompile.modules.init.manual_seed(2)
     model = nn.Sequential(nn.Linear(3, 2)).compile("python")
     loss = adcompile.backward(mse, model, X, T)
     assert np.isclose(loss, adcompile.compile(mse, backend="python")(model, X, T))
@@ -230,7 +230,7 @@ def test_a_global_module_is_read_as_constants():
 
 
 def test_numba_forward_matches_python():
-    adcompile.init.manual_seed(5)
+    adcompile.modules.init.manual_seed(5)
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
     out = model(X)
     expected = np.maximum(X @ model[0].weight.data.T + model[0].bias.data, 0) @ model[2].weight.data.T \

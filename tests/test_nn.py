@@ -34,7 +34,7 @@ def sigmoid(x):
 
 
 def make_layers():
-    adcompile.init.manual_seed(4)
+    adcompile.modules.init.manual_seed(4)
     x2 = RNG.normal(size=(4, 6))
     x3 = RNG.normal(size=(2, 3, 9))
     x4 = RNG.normal(size=(2, 2, 6, 6))
@@ -184,7 +184,7 @@ def cell_reference(cell, x, kind):
 
 @pytest.mark.parametrize("kind", ["RNNCell", "GRUCell", "LSTMCell"])
 def test_recurrent_cells(kind):
-    adcompile.init.manual_seed(6)
+    adcompile.modules.init.manual_seed(6)
     cell = getattr(nn, kind)(4, 3)
     model = Cell(cell, lstm=kind == "LSTMCell").compile("python")
     x = RNG.normal(size=(5, 4))
@@ -204,7 +204,7 @@ class EmbeddingProbe(Module):
 
 
 def test_embedding_gathers_rows_and_accumulates_repeated_indices():
-    adcompile.init.manual_seed(7)
+    adcompile.modules.init.manual_seed(7)
     model = EmbeddingProbe().compile("python")
     idx = np.array([1, 3, 1, 4])
     np.testing.assert_allclose(model(idx), np.tanh(model.embed.weight.data[idx]))

@@ -157,7 +157,7 @@ def test_gradgradcheck_raises_on_a_mismatch():
     f = adcompile.compile(wavy, backend="python")
     x = RNG.standard_normal(3)
     assert adcompile.gradgradcheck(f, (x,))
-    with pytest.raises(adcompile.testing.GradcheckError, match="second derivative"):
+    with pytest.raises(adcompile.checks.gradcheck.GradcheckError, match="second derivative"):
         adcompile.gradgradcheck(f, (x,), eps=0.5)
 
 

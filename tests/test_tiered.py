@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import adcompile
-from adcompile import api
+from adcompile.api import functions as api
 from adcompile.backend import loader, tiers
 from adcompile.errors import GeneratedCodeError
 

@@ -19,7 +19,7 @@ def loss_fn(model, X, y):
 
 
 def make(seed=0, backend="python", dropout=False):
-    adcompile.init.manual_seed(seed)
+    adcompile.modules.init.manual_seed(seed)
     layers = [nn.Linear(5, 8), nn.Tanh()] + ([nn.Dropout(0.3)] if dropout else []) + [nn.Linear(8, 3)]
     return nn.Sequential(*layers).compile(backend)
 

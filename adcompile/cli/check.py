@@ -8,9 +8,9 @@ import inspect
 
 import numpy as np
 
-from ..api import grad
-from ..derivatives import hvp
-from ..testing import GradcheckError, gradcheck
+from ..api.functions import grad
+from ..derivatives.forward import hvp
+from ..checks.gradcheck import GradcheckError, gradcheck
 from .arg_specs import make_arguments, parse_args_spec, parse_range
 from .errors import UsageError
 

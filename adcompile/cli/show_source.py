@@ -4,10 +4,10 @@ import inspect
 
 import numpy as np
 
-from ..api import DerivedFunction
-from ..derivatives import hessian
-from ..inspection import source
-from ..ir_stages import ir_stages
+from ..api.functions import DerivedFunction
+from ..derivatives.forward import hessian
+from ..inspection.source import source
+from ..inspection.ir_stages import ir_stages
 from .arg_specs import make_arguments, parse_args_spec
 from .errors import UsageError
 from .output import heading, python_text

@@ -8,7 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from ..api import CompiledFunction, _Specialised
+from ..api.functions import CompiledFunction, _Specialised
 from .errors import UsageError
 
 

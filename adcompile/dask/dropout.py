@@ -15,7 +15,7 @@ import copy
 
 import numpy as np
 
-from ..module import Module, touch
+from ..modules.module import Module, touch
 from ..nn.dropout import Dropout
 
 

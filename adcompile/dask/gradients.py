@@ -11,11 +11,11 @@ a Module are dicts keyed like ``named_parameters()``.
 """
 import numpy as np
 
-from ..api import CompiledFunction, DerivedFunction, as_compiled
-from ..derivatives import _tangent_like
+from ..api.functions import CompiledFunction, DerivedFunction, as_compiled
+from ..derivatives.forward import _tangent_like
 from ..errors import CallError
-from ..module import Module
-from ..module_compile import (_trainable_positions, _user_wrt, flat_arguments, flat_function, flat_wrt, module_backend,
+from ..modules.module import Module
+from ..module_compiler.functions import (_trainable_positions, _user_wrt, flat_arguments, flat_function, flat_wrt, module_backend,
                               regroup)
 from .blocks import is_dask_array, stand_in
 from .kernel import build_kernel

@@ -19,7 +19,7 @@ import inspect
 import numpy as np
 
 from ..errors import AdCompileError, UnsupportedSyntaxError
-from ..function import Function, is_function_class, is_once_differentiable
+from ..custom.function import Function, is_function_class, is_once_differentiable
 from ..ir.nodes import Assign, Const, CustomCall, Var, walk
 from .custom_backward import BackwardCtx, backward_custom_call, new_translator
 from .extensions import register_attribute_handler, register_classifier

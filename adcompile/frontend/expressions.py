@@ -14,8 +14,8 @@ from ..ir.primitives import Kind, has_kind
 from ..ir.types import B1, I8, Type, type_of_value
 from . import calls
 from .extensions import attribute_of_extension, classify_extension
-from .numpy_gathers import gather_of_inner_axis, masked_read, sequence_index_items
-from .numpy_linalg import matmul
+from .numpy.gathers import gather_of_inner_axis, masked_read, sequence_index_items
+from .numpy.linalg import matmul
 from ..ir.indexing import index_params
 from .parse_tables import (
     _BINOPS,

@@ -12,7 +12,7 @@ import inspect
 from ..errors import AdCompileError, UnsupportedSyntaxError
 from ..ir.builder import Builder
 from ..ir.nodes import Assign, Const, Var
-from .lowering import lower_jumps
+from .early_exits import lower_jumps
 from .values import NONE, TupleValue, refers_to
 
 

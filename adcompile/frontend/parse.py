@@ -16,7 +16,7 @@ from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
 from ..ir.types import B1, F8, NUMPY_NAME, Type
 from ..passes.constant_conditions import resolve_constant_conditions
 from .expressions import ExpressionTranslation
-from .lowering import lower_jumps
+from .early_exits import lower_jumps
 from .parse_tables import _kind, _Retry
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .source import FunctionSource

@@ -11,7 +11,7 @@ import types
 import numpy as np
 
 from ..ir.primitives import PRIMITIVES
-from .scipy_special import scipy_special_name
+from .numpy.scipy_special import scipy_special_name
 
 
 class ModuleRef:

@@ -1,7 +1,7 @@
 """``adcompile.nn``: layers as Modules whose ``forward`` is compiled numpy code, and
 ``adcompile.nn.functional``."""
-from ..module import Module
-from ..parameter import Parameter
+from ..modules.module import Module
+from ..modules.parameter import Parameter
 from . import functional
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .container import ModuleList, Sequential

@@ -1,5 +1,5 @@
 """Activation layers: ReLU, Tanh, Sigmoid, GELU, Softmax and LogSoftmax."""
-from ..module import Module
+from ..modules.module import Module
 from . import functional as F
 
 

@@ -7,7 +7,7 @@ unrolled).
 from collections import OrderedDict
 
 from ..errors import AdCompileError
-from ..module import Module
+from ..modules.module import Module
 
 
 class _ModuleSequence(Module):

@@ -8,8 +8,8 @@ in ``_adcompile_step_counters``, ``step_counters.py``). In eval mode the layer i
 """
 import numpy as np
 
-from ..init import default_generator
-from ..module import Module
+from ..modules.init import default_generator
+from ..modules.module import Module
 from . import functional as F
 
 

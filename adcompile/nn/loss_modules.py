@@ -1,5 +1,5 @@
 """Losses as modules (``nn.CrossEntropyLoss()(logits, labels)``), wrapping ``nn/losses.py``."""
-from ..module import Module
+from ..modules.module import Module
 from . import losses
 
 

@@ -1,8 +1,8 @@
 """LayerNorm over one or several trailing axes (``normalized_shape`` an int or a tuple, as PyTorch)."""
 import numpy as np
 
-from ..module import Module
-from ..parameter import Parameter
+from ..modules.module import Module
+from ..modules.parameter import Parameter
 from . import functional as F
 
 

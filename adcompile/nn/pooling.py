@@ -1,6 +1,6 @@
 """Max and average pooling, 1d and 2d: ``kernel_size``, ``stride`` (default: the kernel size) and
 ``padding`` an int or a tuple per spatial axis, as PyTorch."""
-from ..module import Module
+from ..modules.module import Module
 from . import functional as F
 from .conv_functional import _ntuple, _pool_padding, _pool_stride
 

@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 
-from .. import init
-from ..module import Module
-from ..parameter import Parameter
+from ..modules import init
+from ..modules.module import Module
+from ..modules.parameter import Parameter
 from . import functional as F
 
 

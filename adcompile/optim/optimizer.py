@@ -11,7 +11,7 @@ code after the gradient computation in one compiled function.
 import numpy as np
 
 from ..errors import AdCompileError
-from ..parameter import Parameter
+from ..modules.parameter import Parameter
 from .programs import optimizer_step_program
 from .saving import load_optimizer, save_optimizer
 

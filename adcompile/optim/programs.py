@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from ..api import compile as compile_function
+from ..api.functions import compile as compile_function
 from ..backend.names import safe_name
 
 _lock = threading.Lock()
@@ -82,7 +82,7 @@ def compiled_program(name, lines, namespace, backend):
             digest = hashlib.sha256(source.encode()).hexdigest()[:12]
             filename = f"<adcompile {name} {digest}>"
             linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-            scope = dict(namespace, __name__="adcompile.training")
+            scope = dict(namespace, __name__="adcompile.training.loops")
             exec(compile(source, filename, "exec"), scope)
             program = _programs[key] = compile_function(scope[name], backend=backend)
     return program

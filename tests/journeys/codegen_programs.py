@@ -132,7 +132,7 @@ def custom_function():
 
 
 def model_and_data():
-    adcompile.init.manual_seed(0)
+    adcompile.modules.init.manual_seed(0)
     model = MLP().compile(BACKEND)
     X, y = RNG.standard_normal((20, 6)), RNG.integers(0, 3, 20)
     return model, X, y

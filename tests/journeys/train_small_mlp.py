@@ -50,7 +50,7 @@ def cache_stats():
 def main():
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((48, 6)), rng.integers(0, 3, 48)
-    adcompile.init.manual_seed(0)
+    adcompile.modules.init.manual_seed(0)
     model = MLP().compile("numba")
     optimizer = adcompile.optim.Adam(model.parameters(), lr=1e-2)
     history = adcompile.fit(loss_fn, model, optimizer, X, y, epochs=2, batch_size=16, seed=0, progress=False)

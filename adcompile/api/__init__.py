@@ -1,0 +1,1 @@
+"""Compiled and derived functions: per-signature IR, transformed, generated, loaded and run."""

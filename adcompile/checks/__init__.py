@@ -1,0 +1,1 @@
+"""Numerical checks of derivatives against finite differences: gradcheck, gradgradcheck."""

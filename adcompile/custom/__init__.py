@@ -1,0 +1,1 @@
+"""Custom differentiable Functions with ctx / forward / backward, as in PyTorch."""

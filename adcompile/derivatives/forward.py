@@ -1,0 +1,188 @@
+"""Forward mode and second order: ``jvp``, ``hvp``, ``hessian``, ``jacobian``.
+
+All of them are built from the two transforms: ``jvp`` is forward mode, ``hvp`` and
+``hessian`` are forward mode applied to the reverse-mode gradient (forward over reverse),
+``jacobian`` is a loop of vjps (mode="rev") of unit vectors, or (mode="fwd", and ``hessian``)
+one jvp with all unit tangents at once, batched (a loop of jvps where it cannot be batched). ``hessian``
+and ``jacobian`` return derived functions like ``grad`` does (``matrix_ir.py`` builds their
+IR), so they can be compiled, inspected, called in compiled code and differentiated again.
+"""
+import numpy as np
+
+from ..api.functions import DerivedFunction, _has_module
+from ..api.derived_cache import compiled_function, derived_function
+from ..errors import CallError
+from ..modules.dispatch import module_compiler
+
+
+def _as_tuple(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _tangent_like(t, x, name):
+    if type(t) is np.ndarray and type(x) is np.ndarray and t.shape == x.shape and x.dtype.kind == "f" \
+            and (t.dtype is x.dtype or t.dtype == x.dtype):
+        return t  # already what the generated code takes: the common case, kept cheap
+    t = np.asarray(t, dtype=np.result_type(x, np.float32)) if isinstance(x, np.ndarray) else float(t)
+    if np.shape(t) != np.shape(x):
+        raise CallError(f"the tangent for '{name}' has shape {np.shape(t)} but the argument has shape "
+                        f"{np.shape(x)}")
+    return t
+
+
+def _tangents_of(primals, tangents, names):
+    """(indices of the differentiated arguments, their tangents as the generated code takes them)."""
+    wrt, taken = [], []
+    for k, t in enumerate(tangents):  # a loop, not generators: hvp is called in loops
+        if t is not None:
+            wrt.append(k)
+            taken.append(_tangent_like(t, primals[k], names[k]))
+    return tuple(wrt), tuple(taken)
+
+
+def _bind_primals(compiled, primals, tangents, what):
+    """``primals`` with defaults filled in as a call fills them: they may stop before arguments
+    that have defaults, which get the tangent None (not differentiated)."""
+    if len(primals) != len(tangents):
+        raise CallError(f"{what}: {len(primals)} primals but {len(tangents)} tangents (use None for "
+                        "arguments that are not differentiated)")
+    bound = compiled.call_arguments(primals)
+    return bound, tangents + (None,) * (len(bound) - len(primals))
+
+
+def _unit_tensors(shape, dtype):
+    """The standard basis of arrays of ``shape`` (a scalar shape gives the number 1.0); the
+    Hessians and Jacobians of Module parameters (``module_compile.py``) are built from them."""
+    size = int(np.prod(shape))
+    for k in range(size):
+        e = np.zeros(size, dtype=dtype)
+        e[k] = 1.0
+        yield e.reshape(shape) if shape else 1.0
+
+
+def jvp(f, primals, tangents):
+    """JAX-style forward mode: ``(f(*primals), J @ tangents)``.
+
+    ``tangents`` has one entry per primal; use None for arguments that are not differentiated
+    (integer arguments must get None). Arguments with defaults may be left out of ``primals``
+    (and ``tangents``): they take their defaults, as in a call, and are not differentiated.
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x, c):
+    ...     return c * np.sin(x)
+    >>> x = np.array([0.0, np.pi])
+    >>> out, tangent = adcompile.jvp(f, (x, 2.0), (np.array([1.0, 1.0]), None))  # c cos(x) dx
+    >>> tangent
+    array([ 2., -2.])
+    """
+    compiled = compiled_function(f)
+    primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "jvp")
+    if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
+        return module_compiler().jvp(compiled, primals, tangents)
+    wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
+    derived = derived_function(compiled, "jvp", wrt)
+    result = derived.call_with_extra(primals, extra)
+    n_out = len(result) // 2
+    outs, touts = tuple(result[:n_out]), tuple(result[n_out:])
+    if compiled.user_returns_tuple(derived.call_signature(primals)):
+        return outs, touts
+    return outs[0], touts[0]
+
+
+def hvp(f, primals, tangents):
+    """Hessian-vector product H @ v of scalar ``f`` without forming H (forward over reverse).
+
+    ``tangents`` has one entry per primal (None where not differentiated); returns H·v for the
+    arguments that have tangents (a single array if only one, else a tuple). Arguments with
+    defaults may be left out, as in ``jvp``.
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x):
+    ...     return np.sum(x ** 3)
+    >>> adcompile.hvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))  # H = diag(6 x)
+    array([6., 0.])
+    """
+    compiled = compiled_function(f)
+    quick = _quick_hvp(compiled, primals, tangents)
+    if quick is not None:
+        return quick
+    primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "hvp")
+    if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
+        return module_compiler().hvp(compiled, primals, tangents)
+    wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
+    # the tangents of the gradient, without the gradient itself
+    product = derived_function(derived_function(compiled, "grad", wrt), "jvp", wrt, tangents_only=True)
+    result = product.call_with_extra(primals, extra)
+    compiled.__dict__.setdefault("_hvp_products", {})[wrt] = product
+    return result[0] if len(wrt) == 1 else tuple(result)
+
+
+def _quick_hvp(compiled, primals, tangents):
+    """``hvp`` of the call an optimiser makes in a loop -- one array argument and its tangent,
+    of its shape and dtype, with its product computed before -- in fewer steps (each step of
+    the general path costs a fraction of a microsecond, the product itself a few); None
+    for any other call."""
+    if not (type(primals) is tuple and type(tangents) is tuple and len(primals) == 1 and len(tangents) == 1
+            and len(compiled.param_names) == 1):
+        return None
+    x, t = primals[0], tangents[0]
+    product = getattr(compiled, "_hvp_products", {}).get((0,))
+    if (product is None or type(x) is not np.ndarray or type(t) is not np.ndarray or t.shape != x.shape
+            or t.dtype is not x.dtype or x.dtype.kind != "f"):
+        return None
+    return product.run(primals, tangents)[0]
+
+
+def hessian(f, wrt=0):
+    """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``,
+    shape ``x.shape + x.shape`` (forward over reverse: one jvp of the gradient with all unit
+    tangents at once, or a generated loop with one jvp per column where the jvp cannot be
+    batched). It takes ``f``'s arguments as ``f`` does (keywords, defaults) and is
+    a derived function like ``grad(f)``: ``adcompile.source`` shows it, compiled code can call
+    it, and every transform applies to it (``jacobian(hessian(f))`` is the third derivative).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x):
+    ...     return x[0] ** 2 * x[1]
+    >>> adcompile.hessian(f)(np.array([1.0, 3.0]))
+    array([[6., 2.],
+           [2., 0.]])
+    """
+    return DerivedFunction(f, "hessian", _single_wrt(f, wrt, "hessian"))
+
+
+def jacobian(f, wrt=0, mode="rev"):
+    """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
+    ``wrt``, shape ``out.shape + x.shape``. ``mode`` is "rev" (a generated loop with one vjp
+    per output element) or "fwd" (one jvp with all unit tangents at once, or a loop of one jvp
+    per input element where it cannot be batched; "rev" of a derived function that reverse
+    mode does not take is computed this way too). It takes ``f``'s arguments as ``f``
+    does (keywords, defaults) and is a derived function like ``grad(f)``: it can be inspected,
+    called in compiled code and differentiated again.
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x):
+    ...     return np.array([x[0] * x[1], x[0] + 2.0 * x[1], x[1] ** 2])
+    >>> adcompile.jacobian(f)(np.array([2.0, 3.0]))  # 3 outputs, 2 inputs
+    array([[3., 2.],
+           [1., 2.],
+           [0., 6.]])
+    >>> adcompile.jacobian(f, mode="fwd")(np.array([2.0, 3.0])).shape
+    (3, 2)
+    """
+    if mode not in ("rev", "fwd"):
+        raise CallError("jacobian: mode must be 'rev' or 'fwd'")
+    return DerivedFunction(f, "jacobian", _single_wrt(f, wrt, "jacobian"), mode=mode)
+
+
+def _single_wrt(f, wrt, what):
+    if isinstance(wrt, (tuple, list)):
+        raise CallError(f"{what}: wrt must be a single argument")
+    return wrt
+
+
+__all__ = ["jvp", "hvp", "hessian", "jacobian"]

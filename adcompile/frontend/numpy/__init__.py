@@ -1,0 +1,1 @@
+"""The numpy (and scipy.special) handlers of the frontend: one family of functions per module."""

@@ -1,0 +1,1 @@
+"""Looking inside compiled and derived functions: their source, IR and IR stages."""

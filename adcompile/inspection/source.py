@@ -1,0 +1,80 @@
+"""Looking inside compiled and derived functions: ``source``, ``ir`` and ``source_path``.
+
+Each answers for the signature of the example arguments it is given, else for that of the last
+call (``call_signatures.py``, which also says what a call with Module arguments runs: the code
+of a flat function of the module's arrays). The notebook display is ``notebook_display.py``.
+"""
+from pathlib import Path
+
+from ..api.functions import _Specialised
+from ..api.call_signatures import resolve
+from ..errors import CallError
+from ..ir.printer import format_function
+
+
+def specialised(fn, what):
+    """The ``_Specialised`` behind ``fn``: itself, or the function behind a ``vjp`` pullback
+    (its ``.derived``)."""
+    target = fn if isinstance(fn, _Specialised) else getattr(fn, "derived", fn)
+    if not isinstance(target, _Specialised):
+        raise CallError(f"adcompile.{what} takes a function made by adcompile.compile, grad, "
+                        "value_and_grad, hessian, jacobian or the pullback of vjp, not "
+                        f"{type(fn).__name__} {getattr(fn, '__name__', '')}".rstrip())
+    return target
+
+
+def source(fn, /, *args, **kwargs):
+    """The generated Python source of a compiled or derived function.
+
+    For the signature of the call ``fn(*args, **kwargs)`` if arguments are given (keywords and
+    defaults bound as a call binds them), else for the last call (of ``fn`` or of the function
+    it derives from).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def cube(x):
+    ...     return np.sum(x ** 3)
+    >>> float(cube(np.ones(2)))
+    2.0
+    >>> text = adcompile.source(adcompile.grad(cube))  # cube was called: its signature is used
+    >>> "def cube_grad(x):" in text and "x ** 2" in text
+    True
+    """
+    target, sig = resolve(specialised(fn, "source"), args, "source", kwargs)
+    return target.specialization(sig)[1]
+
+
+def ir(fn, /, *args, **kwargs):
+    """The IR (adcompile's typed intermediate representation) that the source is generated
+    from, as text: one typed statement per line, ``name:dtype[:]`` for arrays.
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def square(x):
+    ...     return x * x
+    >>> print(adcompile.ir(square, 3.0))
+    def square(x:f8):
+      _t:f8 = mul(x:f8, x:f8)
+      return [_t:f8]
+    """
+    target, sig = resolve(specialised(fn, "ir"), args, "ir", kwargs)
+    return format_function(target.ir(sig))
+
+
+def source_path(fn, /, *args, **kwargs):
+    """The path of the generated module file that runs (for a debugger or an editor).
+
+    With ``backend="python"`` this file's code is what runs, so ``breakpoint()``-style
+    debugging, ``pdb`` and tracebacks point into it.
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def half(x):
+    ...     return x / 2.0
+    >>> path = adcompile.source_path(half, 1.0)
+    >>> path.name.startswith("half_"), path.read_text() == adcompile.source(half, 1.0)
+    (True, True)
+    """
+    target, sig = resolve(specialised(fn, "source_path"), args, "source_path", kwargs)
+    compiled = target.specialization(sig)[2]
+    return Path(getattr(compiled, "py_func", compiled).__code__.co_filename)

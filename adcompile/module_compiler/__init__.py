@@ -1,0 +1,1 @@
+"""Functions of Modules compiled as functions of their arrays."""

@@ -1,0 +1,1 @@
+"""Modules as containers of arrays: Module, Parameter, their state, initialisation."""

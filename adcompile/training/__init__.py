@@ -1,0 +1,1 @@
+"""Training: backward, train_step and fit."""
