@@ -68,7 +68,9 @@ class ExpressionTranslation:
         if name in self.env:
             return self.env[name]
         if name in self.scope_globals:
-            return self.global_value(self.scope_globals[name], name, node)
+            value = self.scope_globals[name]
+            self.external_reads.append((*self.scope.source_of(name), value))
+            return self.global_value(value, name, node)
         if hasattr(builtins, name):
             known = classify(getattr(builtins, name))
             if known is not None:
@@ -121,6 +123,7 @@ class ExpressionTranslation:
             if not hasattr(base.module, attr):
                 raise self.error(f"module '{base.module.__name__}' has no attribute '{attr}'", node)
             value = getattr(base.module, attr)
+            self.external_reads.append((base.module, attr, value))
             known = classify(value)
             if known is None:
                 extension = classify_extension(value)
