@@ -22,6 +22,7 @@ from .parse_tables import (
     _CMPOPS,
     _UNSUPPORTED_EXPRESSIONS,
     _is_library,
+    instead,
 )
 from .resolve import FuncRef, ModuleRef, UserFunction, classify, module_constant
 from .static_values import StaticStr, static_compare
@@ -32,8 +33,9 @@ class ExpressionTranslation:
     def expr(self, node):
         for kind, what in _UNSUPPORTED_EXPRESSIONS.items():
             if isinstance(node, kind):
-                raise self.error(f"{what} are not supported by adcompile" if what.endswith("s")
-                                 else f"{what} is not supported by adcompile", node, UnsupportedSyntaxError)
+                raise self.error((f"{what} are not supported by adcompile" if what.endswith("s")
+                                  else f"{what} is not supported by adcompile") + instead(kind),
+                                 node, UnsupportedSyntaxError)
         method = getattr(self, "expr_" + type(node).__name__, None)
         if method is None:
             raise self.error(f"{type(node).__name__} expressions are not supported", node, UnsupportedSyntaxError)
@@ -75,7 +77,7 @@ class ExpressionTranslation:
             known = classify(getattr(builtins, name))
             if known is not None:
                 return known
-            raise self.error(f"the builtin '{name}' is not supported", node, UnsupportedSyntaxError)
+            raise self.error(f"the builtin '{name}' is not supported{instead(name)}", node, UnsupportedSyntaxError)
         raise self.error(f"name '{name}' is not defined", node, AdCompileError)
 
     def global_value(self, value, name, node):
