@@ -20,7 +20,7 @@ _INSTEAD = {
     ast.Dict: "pass the arrays as separate arguments (or return a tuple)",
     ast.ListComp: "fill a preallocated array in a for loop (out = np.empty(n); for i in range(n): out[i] = ...)",
     ast.GeneratorExp: "sum or fill in a for loop over range(...)",
-    ast.Lambda: "define the function with def, in a file",
+    ast.Lambda: "write a nested def instead (it is inlined)",
     ast.JoinedStr: "error messages of assert may be plain string literals",
 }
 _BUILTINS_INSTEAD = {
