@@ -137,6 +137,36 @@ def test_a_rebound_global_is_seen(ir_builds, monkeypatch):
     np.testing.assert_allclose(pullback(1.0)[0], 6 * x ** 2)
 
 
+HELPER_MODULE = """
+import numpy as np
+K = 2.0
+
+def helper(x):
+    return K * np.sin(x)
+
+def scale():
+    return K
+"""
+
+
+def test_a_global_a_helper_reads_in_another_module_is_seen(ir_builds, monkeypatch, tmp_path):
+    (tmp_path / "stale_helpers.py").write_text(HELPER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import stale_helpers
+
+    def through_helper(x):
+        return np.sum(stale_helpers.helper(x) ** 2)
+
+    x, v = np.array([0.1, 0.4, -0.3]), np.array([1.0, -0.5, 2.0])
+    for k in (2.0, 7.0):
+        monkeypatch.setattr(stale_helpers, "K", k)
+        _, tangent = adcompile.jvp(through_helper, (x,), (v,))
+        np.testing.assert_allclose(tangent, np.sum(2 * k ** 2 * np.sin(x) * np.cos(x) * v))
+    builds = len(ir_builds)
+    adcompile.jvp(through_helper, (x,), (v,))
+    assert len(ir_builds) == builds  # unchanged reads: the cached derivative
+
+
 def test_errors_stay_clear_on_the_cached_path(ir_builds):
     @adcompile.compile(backend="python")
     def f(x):

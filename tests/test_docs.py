@@ -2,8 +2,8 @@
 
 * every ```python block of README.md and docs/*.md runs (per file, in order, in one
   namespace) in a subprocess with ``NUMBA_DISABLE_JIT=1``, so compile times stay out of it;
-  a block preceded by ``<!-- not run -->`` is skipped, and README.md gets the data its first
-  block assumes (w, X, y);
+  a block preceded by ``<!-- not run -->`` is skipped; the README's first block runs alone, as
+  pasted;
 * the generated sections of docs/ (error messages, IR listings, command-line output, the API
   reference) equal what running the code gives now (``python docs/generate.py --check``);
 * the ``>>>`` examples in the docstrings of the public API run as doctests;
@@ -24,9 +24,6 @@ import adcompile
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"(<!-- not run -->\s*\n)?```python\n(.*?)```", re.DOTALL)
-PREAMBLES = {"README.md": ("import numpy as np\nrng = np.random.default_rng(0)\n"
-                           "X = rng.standard_normal((50, 3))\ny = (X[:, 0] > 0).astype(float)\n"
-                           "w = np.zeros(3)\n")}
 DOC_FILES = ["README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))
 
 
@@ -55,7 +52,7 @@ def test_code_blocks_of_the_readme_and_the_docs_run(tmp_path):
         if blocks:
             # the blocks are written to a file so that adcompile can read their source
             path = tmp_path / (re.sub(r"\W", "_", name) + ".py")
-            path.write_text(PREAMBLES.get(name, "") + "\n\n".join(blocks))
+            path.write_text("\n\n".join(blocks))
             programs.append((str(path), path.read_text()))
     assert len(programs) >= 3, programs
     script = tmp_path / "run_docs.py"
@@ -65,6 +62,16 @@ def test_code_blocks_of_the_readme_and_the_docs_run(tmp_path):
                             cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr[-4000:]
     assert f"ran {len(programs)} files" in result.stdout
+
+
+def test_the_readmes_first_example_runs_alone_as_pasted(tmp_path):
+    path = tmp_path / "pasted.py"
+    path.write_text(code_blocks("README.md")[0])
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                            cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "def loss_grad(" in result.stdout
 
 
 def test_the_generated_sections_of_the_docs_are_up_to_date(monkeypatch):

@@ -6,14 +6,17 @@ call takes microseconds). Here a derived function is kept on the function it is 
 keyed by what determines it (the transform, ``wrt``, ``mode``), and a plain Python function is
 compiled once and kept in a weak dictionary. A plain function is checked at every use against
 what its compile read from it -- its code, defaults, closure cells and the globals its code
-names, compared by identity (not what is inside them) -- so a redefined or rebound function
-(or a rebound global such as ``k = 2.0``) gets a new compile instead of a stale derivative.
+names, compared by identity (not what is inside them), and every global, closure cell and
+module attribute its translation read, through helpers too (``frontend/external_reads.py``:
+``helpmod.K`` read by a helper in another module) -- so a redefined or rebound function (or a
+rebound global such as ``k = 2.0``) gets a new compile instead of a stale derivative.
 An ``adcompile.compile`` function is its own key: like its calls, its derivatives keep what
 its first compile read.
 """
 import threading
 import weakref
 
+from ..frontend.external_reads import still_hold
 from .functions import DerivedFunction, _Specialised, as_compiled
 
 _MISSING = object()
@@ -46,6 +49,11 @@ def _cell_value(cell):
         return _MISSING
 
 
+def _reads_still_hold(compiled):
+    """Whether what every translation of ``compiled`` read from outside it is unchanged."""
+    return all(still_hold(getattr(ir, "external_reads", ())) for ir in list(compiled._ir.values()))
+
+
 def _same(old, new):
     return len(old) == len(new) and all(a is b or (isinstance(a, tuple) and isinstance(b, tuple) and _same(a, b))
                                         for a, b in zip(old, new))
@@ -61,7 +69,8 @@ def compiled_function(f):
         fingerprint_then, compiled = _compiled_of_plain[f]
     except (KeyError, TypeError):  # TypeError: not weakly referenceable
         fingerprint_then, compiled = None, None
-    if compiled is not None and _same(fingerprint_then, _fingerprint(f, fingerprint_then[3])):
+    if compiled is not None and _same(fingerprint_then, _fingerprint(f, fingerprint_then[3])) \
+            and _reads_still_hold(compiled):
         return compiled
     compiled = as_compiled(f)
     try:

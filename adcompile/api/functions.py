@@ -44,7 +44,8 @@ def signature_of(args, fname):
     for k, value in enumerate(args):
         type_ = type_of_value(value)
         if type_ is None:
-            raise CallError(f"{fname}: argument {k} has unsupported type {describe_value(value)} "
+            hint = " (pass np.asarray(...) of it)" if isinstance(value, (list, tuple)) else ""
+            raise CallError(f"{fname}: argument {k} has unsupported type {describe_value(value)}{hint} "
                             "(use floats, ints, bools, None and numpy arrays of float64/float32/int64/bool)")
         types.append(type_)
     return tuple(types)

@@ -135,6 +135,22 @@ def refuse(reason):
         _resolved[settings] = (private, False, location[2] if location else None)
 
 
+_unwritable = set()  # cache folders already warned about in this process
+
+
+def warn_unwritable(folder, error):
+    """Warn once per cache folder that ``folder`` in it cannot be written (a full disk, a
+    read-only mount): the code is compiled in memory instead, without a disk cache."""
+    with _lock:
+        configured = str(configured_folder())
+        if configured in _unwritable:
+            return
+        _unwritable.add(configured)
+    warnings.warn(f"adcompile: cannot write to the compile cache folder {folder} ({error.strerror or error}); "
+                  "compiling in memory, without a disk cache. Free space or make the folder writable, or set "
+                  "ADCOMPILE_CACHE_DIR to a writable folder.", stacklevel=4)
+
+
 def cache_dir():
     """The folder generated modules are written to."""
     return cache_location()[0]

@@ -24,7 +24,8 @@ import sys
 import threading
 
 # cache_dir is imported from here by function_checks
-from .cache_folder import NUMBA_SUBFOLDER, cache_dir, cache_location, on_clear, refuse  # noqa: F401
+from .cache_folder import (NUMBA_SUBFOLDER, cache_dir, cache_location, on_clear, refuse,  # noqa: F401
+                           warn_unwritable)
 from ..runtime.helper_cache import use_cache_folder
 from ..runtime.zero_safe_numpy import python_helpers
 from .cache_key import module_file_name
@@ -89,15 +90,21 @@ def _numba_compiled(fn, path, persistent, options):
 
 def _written(path, persistent, source):
     """``(path, persistent)`` once ``source`` is in the file ``path``, or, if the cache folder
-    turns out untrusted meanwhile, in the same file of the private folder it is refused for."""
+    turns out untrusted meanwhile, in the same file of the private folder it is refused for.
+    A folder that cannot be written (full, read-only) gives ``(path, False)`` with no file: the
+    module runs from its text in memory and numba compiles it without a disk cache."""
     try:
-        ensure_source_file(path, source)
-        return path, persistent
-    except Untrusted as error:
-        refuse(error.reason)
-    folder, persistent = cache_location()
-    ensure_source_file(folder / path.name, source)
-    return folder / path.name, persistent
+        try:
+            ensure_source_file(path, source)
+            return path, persistent
+        except Untrusted as error:
+            refuse(error.reason)
+        folder, persistent = cache_location()
+        ensure_source_file(folder / path.name, source)
+        return folder / path.name, persistent
+    except OSError as error:
+        warn_unwritable(path.parent, error)
+        return path, False
 
 
 def load(source, name, backend="numba", options=None):

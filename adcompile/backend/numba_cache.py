@@ -39,7 +39,7 @@ from numba.core import caching
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
 
 from ..runtime.helper_cache import cached_helper_files
-from .cache_folder import refuse
+from .cache_folder import refuse, warn_unwritable
 from .trust import Untrusted, UntrustedFolder, ensure_folder, read_trusted, remove_entry, write_trusted
 
 _DIGEST_SIZE = hashlib.sha256().digest_size
@@ -201,9 +201,9 @@ def govern_helper_folder(folder):
         except Untrusted as error:
             _governed[str(folder)] = None
             refuse(error.reason)
-        except OSError as error:
+        except OSError as error:  # a full disk, a read-only mount: the helpers compile in memory
             _governed[str(folder)] = None
-            refuse(f"{folder} cannot be made ({error})")
+            warn_unwritable(folder, error)
 
 
 def _damaged(path, root):

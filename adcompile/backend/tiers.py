@@ -21,7 +21,7 @@ forked child starts its own compile at its next call.
 import os
 import threading
 
-from .cache_folder import cache_location
+from .cache_folder import cache_dir, cache_location, warn_unwritable
 from .cache_key import module_file_name
 from .loader import load
 from .source_files import numba_cache_files
@@ -118,6 +118,8 @@ class TieredFunction:
             self.dispatcher = load(self.source, self.name, NUMBA, self.options)
             compile_for(self.dispatcher, args)
             self.machine_code = self.dispatcher
+        except OSError as error:  # the machine, not the code (a full disk): the Python tier goes on
+            warn_unwritable(cache_dir(), error)
         except BaseException as error:  # noqa: B036  (whatever stopped numba reaches the next call)
             self._error_traceback = error.__traceback__
             self.error = error

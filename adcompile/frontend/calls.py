@@ -16,6 +16,7 @@ from ..ir.nodes import Const, Var
 from ..ir.primitives import PRIMITIVES
 from ..ir.types import Type
 from .inline import inline_call
+from .parse_tables import RANDOM_INSTEAD
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .values import (MethodRef, TupleValue)
 
@@ -48,7 +49,8 @@ def check_supported(tr, func, node, keywords=()):
     (they may be constants, like einsum's subscripts string or sort's kind="stable", that would
     give a less useful error)."""
     if isinstance(func, FuncRef) and func.name not in HANDLERS:
-        raise tr.error(f"'{func.name.split('.', 1)[1]}' is not supported by adcompile", node,
+        hint = f"; {RANDOM_INSTEAD}" if func.name.startswith("np.random.") else ""
+        raise tr.error(f"'{func.name.split('.', 1)[1]}' is not supported by adcompile{hint}", node,
                        UnsupportedFunctionError)
     if isinstance(func, MethodRef) and "method." + func.name not in HANDLERS:
         raise tr.error(f"the array method '.{func.name}()' is not supported by adcompile", node,

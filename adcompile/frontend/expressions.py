@@ -22,6 +22,7 @@ from .parse_tables import (
     _CMPOPS,
     _UNSUPPORTED_EXPRESSIONS,
     _is_library,
+    instead,
 )
 from .resolve import FuncRef, ModuleRef, UserFunction, classify, module_constant
 from .static_values import StaticStr, static_compare
@@ -32,8 +33,9 @@ class ExpressionTranslation:
     def expr(self, node):
         for kind, what in _UNSUPPORTED_EXPRESSIONS.items():
             if isinstance(node, kind):
-                raise self.error(f"{what} are not supported by adcompile" if what.endswith("s")
-                                 else f"{what} is not supported by adcompile", node, UnsupportedSyntaxError)
+                raise self.error((f"{what} are not supported by adcompile" if what.endswith("s")
+                                  else f"{what} is not supported by adcompile") + instead(kind),
+                                 node, UnsupportedSyntaxError)
         method = getattr(self, "expr_" + type(node).__name__, None)
         if method is None:
             raise self.error(f"{type(node).__name__} expressions are not supported", node, UnsupportedSyntaxError)
@@ -68,12 +70,14 @@ class ExpressionTranslation:
         if name in self.env:
             return self.env[name]
         if name in self.scope_globals:
-            return self.global_value(self.scope_globals[name], name, node)
+            value = self.scope_globals[name]
+            self.external_reads.append((*self.scope.source_of(name), value))
+            return self.global_value(value, name, node)
         if hasattr(builtins, name):
             known = classify(getattr(builtins, name))
             if known is not None:
                 return known
-            raise self.error(f"the builtin '{name}' is not supported", node, UnsupportedSyntaxError)
+            raise self.error(f"the builtin '{name}' is not supported{instead(name)}", node, UnsupportedSyntaxError)
         raise self.error(f"name '{name}' is not defined", node, AdCompileError)
 
     def global_value(self, value, name, node):
@@ -121,6 +125,7 @@ class ExpressionTranslation:
             if not hasattr(base.module, attr):
                 raise self.error(f"module '{base.module.__name__}' has no attribute '{attr}'", node)
             value = getattr(base.module, attr)
+            self.external_reads.append((base.module, attr, value))
             known = classify(value)
             if known is None:
                 extension = classify_extension(value)

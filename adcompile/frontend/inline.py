@@ -97,6 +97,7 @@ class LocalFunction:
         callee.src.node = lower_jumps(self.node)
         callee.jump_flags = getattr(self.node, "jump_flags", set())
         callee.scope_globals = definer.scope_globals
+        callee.scope = definer.scope
         callee.local_function = self
         local = _assigned_names(self.node) | set(values)
         enclosing = {name: value for name, value in definer.env.items() if name not in local}

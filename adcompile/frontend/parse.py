@@ -15,6 +15,7 @@ from ..ir.memory import memory_roots
 from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
 from ..ir.types import B1, F8, NUMPY_NAME, Type
 from ..passes.constant_conditions import resolve_constant_conditions
+from .external_reads import Scope
 from .expressions import ExpressionTranslation
 from .early_exits import lower_jumps
 from .parse_tables import _kind, _Retry
@@ -43,6 +44,8 @@ class Translator(StatementTranslation, ExpressionTranslation):
         self.env = {}
         self.hidden_params = []   # (Var, numpy array) for global/closure arrays
         self.scope_globals = dict(pyfunc.__globals__)
+        self.scope = Scope(pyfunc)
+        self.external_reads = []  # (container, key, value): what a cache of this compile depends on
         if pyfunc.__closure__:
             for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
                 try:
@@ -59,6 +62,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         names and type hints; ``inline.py`` binds the rest."""
         callee = Translator.__new__(Translator)
         Translator.__init__(callee, pyfunc, [], namer=self.namer, hints=self.hints)
+        callee.external_reads = self.external_reads
         return callee
 
     # ------------------------------------------------------------------ errors
@@ -135,6 +139,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         params = params + [var for var, _ in self.hidden_params]
         fn = Function(name or node.name, params, self.block, self.results[0], self.results[1], self.src.filename)
         fn.hidden_values = [value for _, value in self.hidden_params]
+        fn.external_reads = self.external_reads
         resolve_constant_conditions(fn)
         return fn
     # ------------------------------------------------------------------ assignment

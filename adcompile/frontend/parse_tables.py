@@ -15,6 +15,33 @@ _UNSUPPORTED_EXPRESSIONS = {
     ast.Dict: "dict literals", ast.Set: "set literals", ast.JoinedStr: "f-strings",
     ast.NamedExpr: "the walrus operator", ast.Starred: "star-arguments",
 }
+# What to write instead, after "... is not supported by adcompile"
+_INSTEAD = {
+    ast.Dict: "pass the arrays as separate arguments (or return a tuple)",
+    ast.ListComp: "fill a preallocated array in a for loop (out = np.empty(n); for i in range(n): out[i] = ...)",
+    ast.GeneratorExp: "sum or fill in a for loop over range(...)",
+    ast.Lambda: "write a nested def instead (it is inlined)",
+    ast.JoinedStr: "error messages of assert may be plain string literals",
+}
+_BUILTINS_INSTEAD = {
+    "print": "compiled code has no side effects: return the value to look at it, or compile with "
+             "backend=\"python\" and set a breakpoint in the generated file (adcompile.source_path(f))",
+    "list": "fill a preallocated array (np.empty) or use a tuple",
+    "dict": "pass the arrays as separate arguments",
+    "open": "read files outside the compiled function and pass the arrays in",
+    "input": "read input outside the compiled function and pass the values in",
+}
+RANDOM_INSTEAD = ("random numbers cannot be drawn inside compiled code: draw them outside "
+                  "(rng = np.random.default_rng(seed); noise = rng.normal(size=...)) and pass them in "
+                  "as an argument, or use the seeded adcompile.nn.functional.dropout")
+
+
+def instead(what):
+    """'; <what to write instead>' for an unsupported construct, or ''."""
+    hint = _INSTEAD.get(what) if isinstance(what, type) else _BUILTINS_INSTEAD.get(what)
+    return f"; {hint}" if hint else ""
+
+
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
            ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.MatMult: "matmul"}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
