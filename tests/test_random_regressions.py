@@ -289,6 +289,21 @@ def f(x):
         kind="crash:hessian:ShapeError",  # grad and hvp are right; the batched tangents are not
         backend="lowered",
         second_order=True,
+    ),    RegressionCase(
+        name="vjp_residual_inside_a_fused_loop",
+        source='''
+import numpy as np
+
+def f(A, x):
+    v1 = x[1:][:, None] * (x[1:][:, None] * A.T)
+    return v1
+''',
+        args=(np.array([[-0.35, -0.96, -0.02], [0.74, -0.45, -0.16], [0.13, -0.16, 0.57], [-0.73, 0.004, 0.24]]),
+              np.array([0.92, 0.96, -0.40, -0.035])),
+        kind="crash:vjp:UnboundLocalError",  # found by the lowered random programs
+        backend="lowered",
+        returns="array",
+        xfail="a value the split vjp keeps as a residual is fused into a loop and never materialised",
     ),
 ]
 
