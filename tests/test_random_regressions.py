@@ -290,7 +290,7 @@ def f(x):
         backend="lowered",
         second_order=True,
     ),    RegressionCase(
-        name="vjp_residual_inside_a_fused_loop",
+        name="vjp_residual_that_is_a_view_read_by_a_fused_loop",
         source='''
 import numpy as np
 
@@ -303,7 +303,6 @@ def f(A, x):
         kind="crash:vjp:UnboundLocalError",  # found by the lowered random programs
         backend="lowered",
         returns="array",
-        xfail="a value the split vjp keeps as a residual is fused into a loop and never materialised",
     ),
 ]
 

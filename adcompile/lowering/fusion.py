@@ -294,6 +294,6 @@ def fuse_loops(fn, infer_shapes, parallel=False):
     read_shapes_from_arrays_in_memory(fn, shapes)
     ctx = FusionContext(fn, shapes, parallel)
     fn.body = drop_unread_views(_fuse_block(fn.body, ctx), ctx.views, ctx.results)
-    sink_views_into_fallbacks(fn.body, ctx.views, ctx.fallbacks)
+    sink_views_into_fallbacks(fn.body, ctx.views, ctx.fallbacks, ctx.results)
     return fn, ctx.fused_loops
 

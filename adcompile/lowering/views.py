@@ -108,11 +108,14 @@ def drop_unread_views(body, views, results):
             return body
 
 
-def sink_views_into_fallbacks(block, views, fallbacks):
+def sink_views_into_fallbacks(block, views, fallbacks, results=()):
     """Move each view read only in the unfused branch (``orelse``) of one later ``If`` of
     ``fallbacks`` (ids of the length checks fusion wrote) of its block to that branch's start,
-    in every block of ``block``."""
+    in every block of ``block``. A view among the function's ``results`` (a residual a split
+    vjp returns) is read after the block, so it stays where it is."""
     reads = _read_counts(block)
+    for atom in results:
+        reads[atom] = reads.get(atom, 0) + 1
     _sink(block, views, fallbacks, reads)
     return block
 
