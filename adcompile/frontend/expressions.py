@@ -24,6 +24,7 @@ from .parse_tables import (
     _is_library,
     instead,
 )
+from .external_reads import record
 from .resolve import FuncRef, ModuleRef, UserFunction, classify, module_constant
 from .static_values import StaticStr, static_compare
 from .values import NONE, NoneValue, TupleValue
@@ -71,7 +72,7 @@ class ExpressionTranslation:
             return self.env[name]
         if name in self.scope_globals:
             value = self.scope_globals[name]
-            self.external_reads.append((*self.scope.source_of(name), value))
+            record(self.external_reads, *self.scope.source_of(name), value)
             return self.global_value(value, name, node)
         if hasattr(builtins, name):
             known = classify(getattr(builtins, name))
@@ -125,7 +126,7 @@ class ExpressionTranslation:
             if not hasattr(base.module, attr):
                 raise self.error(f"module '{base.module.__name__}' has no attribute '{attr}'", node)
             value = getattr(base.module, attr)
-            self.external_reads.append((base.module, attr, value))
+            record(self.external_reads, base.module, attr, value)
             known = classify(value)
             if known is None:
                 extension = classify_extension(value)

@@ -25,6 +25,11 @@ class Scope:
         return self.globals, name
 
 
+def record(reads, container, key, value):
+    """Note in ``reads`` (see ``Translator.external_reads``) that ``container[key]`` gave ``value``."""
+    reads.setdefault((id(container), key), (container, key, value))
+
+
 def current_value(container, key):
     """The object ``container`` holds under ``key`` now (a cell's contents when ``key`` is None,
     a dict's item, or a module's attribute)."""

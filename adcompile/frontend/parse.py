@@ -45,7 +45,9 @@ class Translator(StatementTranslation, ExpressionTranslation):
         self.hidden_params = []   # (Var, numpy array) for global/closure arrays
         self.scope_globals = dict(pyfunc.__globals__)
         self.scope = Scope(pyfunc)
-        self.external_reads = []  # (container, key, value): what a cache of this compile depends on
+        # (id(container), key) -> (container, key, value): what a cache of this compile depends on,
+        # each read once however often the code names it
+        self.external_reads = {}
         if pyfunc.__closure__:
             for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
                 try:
@@ -139,7 +141,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         params = params + [var for var, _ in self.hidden_params]
         fn = Function(name or node.name, params, self.block, self.results[0], self.results[1], self.src.filename)
         fn.hidden_values = [value for _, value in self.hidden_params]
-        fn.external_reads = self.external_reads
+        fn.external_reads = list(self.external_reads.values())
         resolve_constant_conditions(fn)
         return fn
     # ------------------------------------------------------------------ assignment
