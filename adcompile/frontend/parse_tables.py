@@ -31,6 +31,15 @@ _BUILTINS_INSTEAD = {
     "open": "read files outside the compiled function and pass the arrays in",
     "input": "read input outside the compiled function and pass the values in",
 }
+# What to write instead of an attribute of a value (``loss.backward()``), PyTorch habits first
+ATTRIBUTES_INSTEAD = {
+    "backward": "compiled code computes numbers, not a graph to call .backward() on: return the "
+                "loss and differentiate the function from outside, with adcompile.grad(loss_fn)(...) "
+                "(a function returning the gradient) or adcompile.backward(loss_fn, model, *args) "
+                "(fills each parameter's .grad, as loss.backward() does in PyTorch)",
+    "grad": "compiled code computes numbers, not a graph: get gradients from outside with "
+            "adcompile.grad(loss_fn)(...) or adcompile.backward(loss_fn, model, *args)",
+}
 RANDOM_INSTEAD = ("random numbers cannot be drawn inside compiled code: draw them outside "
                   "(rng = np.random.default_rng(seed); noise = rng.normal(size=...)) and pass them in "
                   "as an argument, or use the seeded adcompile.nn.functional.dropout")
