@@ -13,6 +13,7 @@ import numpy as np
 
 from ..backend.loader import BACKENDS, load
 from ..backend.tiers import NUMBA, PYTHON, enabled, in_disk_cache, load_tiered
+from ..boundary import for_user, user_error
 from .call_signatures import signature_for
 from ..codegen.python import generate
 from ..errors import (AdCompileError, CallError, Location, SourceUnavailableError, UnsupportedSyntaxError,
@@ -99,6 +100,16 @@ class _Specialised:
         """Whether numba checks indices: the option of the function this one derives from."""
         base = getattr(self, "base", None)
         return base.boundscheck if isinstance(base, _Specialised) else self._boundscheck
+
+    def __call__(self, *args, **kwargs):
+        """Run the compiled code (``invoke``); an error told in the user's terms comes without
+        adcompile's own traceback frames (``boundary.py``)."""
+        try:
+            return self.invoke(args, kwargs)
+        except Exception as error:
+            if not for_user(error):
+                raise
+            raise user_error(error) from None  # adcompile's frames hidden: ADCOMPILE_DEBUG=1 shows them
 
     def code_origin(self):
         """What the generated file's header says it comes from: ``origin()``, and whether
@@ -279,7 +290,7 @@ class CompiledFunction(_Specialised):
 
     ir = primal_ir
 
-    def __call__(self, *args, **kwargs):
+    def invoke(self, args, kwargs):
         if kwargs or len(args) != len(self.param_names):
             args = self.call_arguments(args, kwargs)
         return self.run(args)
@@ -503,7 +514,7 @@ class DerivedFunction(_Specialised):
             return (values[0] if single_value else values), grads
         return finish
 
-    def __call__(self, *args, **kwargs):
+    def invoke(self, args, kwargs):
         if kwargs or len(args) != len(self.param_names):
             args = self.call_arguments(args, kwargs)
         if self.kind in MATRIX_KINDS and _has_module(args[self.wrt[0]:self.wrt[0] + 1]):

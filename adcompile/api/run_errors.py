@@ -23,6 +23,8 @@ import traceback
 import numpy as np
 
 from ..errors import AdCompileError, GeneratedCodeError, ShapeError
+from ..boundary import LOCATED_MARK
+from .shape_messages import user_shape_failure
 from .source_lines import line_locations
 
 
@@ -48,6 +50,10 @@ def explain_failure(error, target, sig, call_args):
         line, rerun_error = _python_rerun(python_fn, call_args, generated_file)
         if rerun_error is not None and type(rerun_error) is type(error):
             message = _first_line(rerun_error)  # numpy's words are clearer than numba's
+    if isinstance(error, ValueError) and _is_about_shapes(message):
+        told = user_shape_failure(target.python_function(), call_args[:len(target.param_names)])
+        if told is not None:
+            return ShapeError(f"{target.name}: {told}")
     where = _describe_origin(fn_ir, source, generated_file, line)
     if isinstance(error, ValueError) and _is_about_shapes(message):
         return ShapeError(f"{target.name}: {message}\n{where}".rstrip())
@@ -55,6 +61,7 @@ def explain_failure(error, target, sig, call_args):
         error = IndexError(message)  # numba's bounds check does not say which index, nor the length
     if where and hasattr(error, "add_note"):
         error.add_note(f"adcompile: raised by the generated code for {target.name}\n{where}")
+        setattr(error, LOCATED_MARK, True)  # told at the user's line: the API shows it without our frames
     return error
 
 

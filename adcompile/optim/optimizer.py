@@ -10,6 +10,7 @@ code after the gradient computation in one compiled function.
 """
 import numpy as np
 
+from ..boundary import api_boundary
 from ..modules.parameter import Parameter
 from .errors import OptimizerError, OptimizerStateError
 from .hyperparameters import FLAG, NON_NEGATIVE, check_hyperparameters
@@ -96,6 +97,7 @@ class Optimizer:
                     param.grad[...] = 0
 
     # ---------------------------------------------------------------- step
+    @api_boundary
     def step(self, closure=None):
         """Update every parameter that has a gradient, in one compiled call."""
         loss = closure() if closure is not None else None
