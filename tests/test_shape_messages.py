@@ -41,6 +41,13 @@ def batched(P, Q):
     return np.sum(P @ Q)
 
 
+def in_a_condition(x, y):
+    s = np.sum(x)
+    if np.sum(x * y) > 0.0:
+        s = s * 2.0
+    return s
+
+
 def caret_column(message):
     """The column the caret points at in the quoted source line of ``message``."""
     lines = message.splitlines()
@@ -84,6 +91,7 @@ def test_a_matmul_mismatch_names_the_operands_and_axes_at_the_operator(backend, 
     (compared, (np.ones(3), np.ones(5)), ">", [">: x has shape (3,) and y has shape (5,), which do not broadcast"]),
     (batched, (np.ones((2, 3, 4)), np.ones((3, 4, 5))), "@",
      ["their leading (batch) axes (2,) and (3,) do not broadcast"]),
+    (in_a_condition, (np.ones(3), np.ones(2)), "*", ["*: x has shape (3,) and y has shape (2,)"]),
 ])
 @pytest.mark.parametrize("kind", ["forward", "grad"])
 def test_broadcasting_errors_name_the_operator_and_the_axis(program, args, operator, words, kind):

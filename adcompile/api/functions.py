@@ -111,6 +111,12 @@ class _Specialised:
                 raise
             raise user_error(error) from None  # adcompile's frames hidden: ADCOMPILE_DEBUG=1 shows them
 
+    def user_python_call(self, args):
+        """``(function, arguments)``: the user's own Python function and the arguments of it
+        among ``args`` (this function's), where running it in Python means what this function
+        computes first (``run_errors.py`` re-runs it to tell a shape error); else None."""
+        return None
+
     def code_origin(self):
         """What the generated file's header says it comes from: ``origin()``, and whether
         numba compiles it without bounds checks (so that such code has a file of its own)."""
@@ -298,6 +304,9 @@ class CompiledFunction(_Specialised):
     def python_function(self):
         return self.pyfunc
 
+    def user_python_call(self, args):
+        return self.pyfunc, args[:len(self.param_names)]
+
     def user_returns_tuple(self, sig):
         return self.primal_ir(sig).returns_tuple
 
@@ -411,6 +420,9 @@ class DerivedFunction(_Specialised):
 
     def python_function(self):
         return self.base.python_function()
+
+    def user_python_call(self, args):
+        return self.base.user_python_call(args[:len(self.param_names)])  # the base's arguments come first
 
     def primal_ir(self, sig):
         return self.base.primal_ir(sig)

@@ -7,8 +7,10 @@ Called by the API only when a call of generated code raised (the fast path pays 
   the failing generated statement came from and asking for a report; numba's own text stays
   attached as the cause.
 * the code failed on these arguments, e.g. operands that do not broadcast: a ``ValueError``
-  becomes ``ShapeError`` (also a ``ValueError``) naming the user's line. With numba there is no
-  Python frame to read the line from, so the generated Python is re-run on copies of the
+  becomes ``ShapeError`` (also a ``ValueError``) told in the user's terms where their own Python
+  function fails the same way (``shape_messages.py``: the operator, its operands' shapes, the
+  caret on the operator), else naming the user's line and the generated one. With numba there
+  is no Python frame to read the line from, so the generated Python is re-run on copies of the
   arguments to find it. Other exceptions (``ZeroDivisionError`` on Python floats, an
   ``IndexError`` out of bounds, a ``ValueError`` that is not about shapes such as ``int(nan)``
   or a math domain error) are what the user's own Python would raise: they keep their type
@@ -50,13 +52,13 @@ def explain_failure(error, target, sig, call_args):
         line, rerun_error = _python_rerun(python_fn, call_args, generated_file)
         if rerun_error is not None and type(rerun_error) is type(error):
             message = _first_line(rerun_error)  # numpy's words are clearer than numba's
-    if isinstance(error, ValueError) and _is_about_shapes(message):
-        told = user_shape_failure(target.python_function(), call_args[:len(target.param_names)])
-        if told is not None:
-            return ShapeError(f"{target.name}: {told}")
     where = _describe_origin(fn_ir, source, generated_file, line)
     if isinstance(error, ValueError) and _is_about_shapes(message):
-        return ShapeError(f"{target.name}: {message}\n{where}".rstrip())
+        user_call = target.user_python_call(call_args)
+        told = user_shape_failure(*user_call) if user_call is not None else None
+        if told is None:  # the user's Python does not fail so: the generated line is what we know
+            told = f"{message}\n{where}".rstrip()
+        return ShapeError(f"{target.name}: {told}")
     if type(error) is IndexError and message != _first_line(error):
         error = IndexError(message)  # numba's bounds check does not say which index, nor the length
     if where and hasattr(error, "add_note"):

@@ -101,13 +101,14 @@ def _candidates(tree, span, lineno):
     the operations of the statement at ``lineno``, innermost first (the order Python runs them)."""
     statement = None
     for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and node.lineno <= lineno <= node.end_lineno and \
-                not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For,
-                                      ast.While, ast.If, ast.With)):
-            statement = node  # the innermost simple statement (walk goes outside in)
+        if isinstance(node, ast.stmt) and node.lineno <= lineno <= node.end_lineno:
+            statement = node  # the innermost statement (walk goes outside in)
     if statement is None:
         return []
-    ordered = list(_post_order(statement))
+    # of a compound statement (if, while, for), only the header: its body has lines of its own
+    headers = [getattr(statement, field) for field in ("test", "iter") if hasattr(statement, field)]
+    roots = headers if hasattr(statement, "body") else [statement]
+    ordered = [node for root in roots for node in _post_order(root)]
     named = [node for node in ordered if span and _span(node) == tuple(span)]
     return named + [node for node in ordered if node not in named]
 
