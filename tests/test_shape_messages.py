@@ -116,3 +116,18 @@ def test_operands_still_fit_after_a_good_call():
     with pytest.raises(ShapeError):
         f(A, np.ones((5, 2)))
     np.testing.assert_array_equal(A, np.arange(12.0).reshape(3, 4))  # the re-run used copies
+
+
+def layer_loss(model, X, y):
+    return np.mean((model(X)[:, 0] - y) ** 2)
+
+
+def test_a_mismatch_inside_a_layer_is_told_without_numpys_internals():
+    """Where the user's Python is not re-run (a Module argument), numpy's gufunc words are
+    still replaced by the axes that disagree."""
+    model = adcompile.nn.Linear(4, 2).compile("python")
+    with pytest.raises(ShapeError) as raised:
+        adcompile.backward(layer_loss, model, np.ones((3, 5)), np.ones(3))
+    message = str(raised.value)
+    assert "matmul (@): the left operand's last axis (4) must equal the right operand's first axis (5)" in message
+    assert "gufunc" not in message and "(n?,k)" not in message

@@ -57,7 +57,7 @@ def explain_failure(error, target, sig, call_args):
         user_call = target.user_python_call(call_args)
         told = user_shape_failure(*user_call) if user_call is not None else None
         if told is None:  # the user's Python does not fail so: the generated line is what we know
-            told = f"{message}\n{where}".rstrip()
+            told = f"{_without_gufunc_words(message)}\n{where}".rstrip()
         return ShapeError(f"{target.name}: {told}")
     if type(error) is IndexError and message != _first_line(error):
         error = IndexError(message)  # numba's bounds check does not say which index, nor the length
@@ -83,6 +83,22 @@ def _code_that_ran(target, sig, fn_ir, source, generated_file):
 # Words of numpy's and numba's messages about operands whose shapes do not fit together.
 _SHAPE_WORDS = re.compile(r"broadcast|shape|mismatch|dimension|size|incompatible|aligned|axis",
                           re.IGNORECASE)
+
+
+# numpy's words for a matmul of mismatched sizes, which name its internals
+_GUFUNC_MISMATCH = re.compile(r"(\w+): Input operand (\d) has a mismatch in its core dimension \d, with gufunc "
+                              r"signature \S+ \(size (\d+) is different from (\d+)\)")
+
+
+def _without_gufunc_words(message):
+    """numpy's matmul mismatch told without ``gufunc signature (n?,k),(k,m?)``."""
+    match = _GUFUNC_MISMATCH.match(message)
+    if match is None:
+        return message
+    name, operand, size, other = match.groups()
+    left, right = (other, size) if operand == "1" else (size, other)
+    return (f"{name} (@): the left operand's last axis ({left}) must equal the right operand's first "
+            f"axis ({right})")
 
 
 def _is_about_shapes(message):
