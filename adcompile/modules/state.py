@@ -5,7 +5,6 @@ buffer arrays. ``load_state_dict`` checks every key, shape and dtype before it w
 anything, so a failing load leaves the module as it was. Files are plain ``.npz`` archives
 read with ``allow_pickle=False``: loading a checkpoint never unpickles.
 """
-import os
 import zipfile
 import zlib
 from collections import OrderedDict, namedtuple
@@ -118,8 +117,8 @@ def read_archive(path, error_class, written_by):
             raise ValueError("it holds a single array (an .npy file)")
         with archive:
             return {key: archive[key] for key in archive.files}
-    except OSError as error:
-        if isinstance(error, FileNotFoundError) or not _exists(path):
+    except OSError as error:  # a file that is missing or unreadable: Python's own error says so
+        if not _about_content(error):
             raise
         reason = error
     except (ValueError, EOFError, zipfile.BadZipFile, zlib.error, KeyError) as error:
@@ -128,16 +127,14 @@ def read_archive(path, error_class, written_by):
                       f"{_reason(reason)}")
 
 
-def _exists(path):
-    try:
-        return os.path.isfile(path)
-    except TypeError:
-        return True  # an open file object
+def _about_content(error):
+    text = str(error)
+    return "pickle" in text or "interpret file" in text
 
 
 def _reason(error):
     text = str(error)
-    if "pickle" in text or "interpret file" in text:
+    if _about_content(error):
         return ("numpy cannot read it without unpickling, which adcompile never does (allow_pickle=False): "
                 "it holds Python objects, or is another format, or is damaged")
     return text or type(error).__name__

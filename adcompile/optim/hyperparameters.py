@@ -5,7 +5,7 @@ optimizer (or a parameter group) is built and when a saved state is loaded, so `
 Each optimizer declares its rules as data, ``{name: rule}``:
 
     NON_NEGATIVE   a real number >= 0 (lr, eps, weight_decay, momentum, ...)
-    REAL           any finite real number (Adagrad's initial_accumulator_value)
+    REAL           any finite real number (SGD's dampening)
     BETAS          a pair of numbers, each in [0, 1)
     FLAG           True or False (nesterov, amsgrad, maximize, ...)
 """
@@ -16,9 +16,12 @@ import numpy as np
 
 from .errors import OptimizerError
 
-NON_NEGATIVE, REAL, BETAS, FLAG = "a number >= 0", "a finite number", "a pair of numbers in [0, 1)", \
-    "True or False"
+NON_NEGATIVE = "a number >= 0"
+REAL = "a finite number"
+BETAS = "a pair of numbers in [0, 1)"
+FLAG = "True or False"
 
+_EXAMPLES = {NON_NEGATIVE: "0.01", REAL: "0.0", BETAS: "(0.9, 0.999)", FLAG: "True"}
 # PyTorch's words for the names whose message it spells out ("Invalid learning rate: -1")
 _WORDS = {"lr": "learning rate", "eps": "epsilon value"}
 
@@ -31,9 +34,6 @@ def check_hyperparameters(optimizer_name, group, rules):
             word = _WORDS.get(name, f"{name} value")
             raise OptimizerError(f"Invalid {word}: {value!r} ({optimizer_name}'s {name} must be {rule}, "
                                  f"e.g. {optimizer_name}(params, {name}={_EXAMPLES[rule]}))")
-
-
-_EXAMPLES = {NON_NEGATIVE: "0.01", REAL: "0.0", BETAS: "(0.9, 0.999)", FLAG: "True"}
 
 
 def _is_number(value):
