@@ -22,21 +22,23 @@ from .loops import _backend, _batch_names, _check_model, _Program, _python_funct
 _evaluators = {}
 
 
-def _examples(X, y, what):
+def _examples(X, y, kind, what="adcompile.fit"):
     X, y = np.asarray(X), np.asarray(y)
+    prefix = "validation " if kind == "validation" else ""
     if len(X) != len(y):
-        raise CallError(f"adcompile.fit: {what}X has {len(X)} examples but {what}y has {len(y)}")
+        raise CallError(f"{what}: {prefix}X has {len(X)} examples but {prefix}y has {len(y)}")
     if len(X) == 0:
-        raise CallError(f"adcompile.fit: no {'validation' if what else 'training'} examples")
+        raise CallError(f"{what}: no {kind} examples")
     return X, y
 
 
-def _validation_data(validation_data):
+def checked_validation_data(validation_data, what="adcompile.fit"):
+    """``(X_val, y_val)`` as numpy arrays, or None."""
     if validation_data is None:
         return None
     if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
-        raise CallError("adcompile.fit: validation_data must be a pair (X_val, y_val)")
-    return _examples(*validation_data, "validation ")
+        raise CallError(f"{what}: validation_data must be a pair (X_val, y_val)")
+    return _examples(*validation_data, "validation", what)
 
 
 def validation_loss(loss_fn, model, X_val, y_val):
@@ -62,16 +64,16 @@ def validation_loss(loss_fn, model, X_val, y_val):
             touch(module)
 
 
-def _check_scheduler(scheduler, optimizer, epochs, batches_per_epoch):
+def check_scheduler(scheduler, optimizer, epochs, batches_per_epoch, what="adcompile.fit"):
     if scheduler is None:
         return
     if not hasattr(scheduler, "step") or getattr(scheduler, "optimizer", None) is not optimizer:
-        raise CallError("adcompile.fit: scheduler must be an adcompile.optim.lr_scheduler scheduler built on the "
+        raise CallError(f"{what}: scheduler must be an adcompile.optim.lr_scheduler scheduler built on the "
                         "optimizer given to fit")
     if isinstance(scheduler, OneCycleLR):
         needed = scheduler.last_epoch + epochs * batches_per_epoch
         if needed > scheduler.total_steps:
-            raise CallError(f"adcompile.fit: OneCycleLR is stepped after every batch, {batches_per_epoch} per epoch, "
+            raise CallError(f"{what}: OneCycleLR is stepped after every batch, {batches_per_epoch} per epoch, "
                             f"so {epochs} epochs need total_steps >= {needed}, not {scheduler.total_steps} "
                             f"(build it with epochs={epochs}, steps_per_epoch={batches_per_epoch})")
 
@@ -89,7 +91,7 @@ def _hyperparameters_per_batch(optimizer, batches, scheduler):
     return [np.ascontiguousarray([row[k] for row in rows]) for k in range(len(optimizer.param_groups))]
 
 
-def _step_after_epoch(scheduler, loss, val_loss):
+def step_after_epoch(scheduler, loss, val_loss):
     if scheduler is None or isinstance(scheduler, OneCycleLR):
         return
     if isinstance(scheduler, ReduceLROnPlateau):
@@ -133,8 +135,8 @@ def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, shuffle=True, 
     (array([[2.]]), array([1.]))
     """
     _check_model(model, "adcompile.fit")
-    X, y = _examples(X, y, "")
-    validation = _validation_data(validation_data)
+    X, y = _examples(X, y, "training")
+    validation = checked_validation_data(validation_data)
     batch_size = int(batch_size)
     if batch_size < 1:
         raise CallError(f"adcompile.fit: batch_size must be >= 1, not {batch_size}")
@@ -143,7 +145,7 @@ def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, shuffle=True, 
         raise CallError(f"adcompile.fit: drop_last=True with {len(X)} examples and batch_size={batch_size} "
                         "leaves no batch; use a smaller batch_size")
     batches = -(-used // batch_size)
-    _check_scheduler(scheduler, optimizer, epochs, batches)
+    check_scheduler(scheduler, optimizer, epochs, batches)
     clipping = GradClipping(clip_grad_norm, clip_grad_value, clip_norm_type)
     names = _batch_names(loss_fn, 2, "fit")
     bar = ProgressBar(initial_epoch + epochs, initial_epoch, progress)
@@ -165,7 +167,7 @@ def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, shuffle=True, 
                     program.restamp()
             history.record(loss, lr, val_loss)
             bar.epoch_done(loss, val_loss)
-            _step_after_epoch(scheduler, loss, val_loss)
+            step_after_epoch(scheduler, loss, val_loss)
             if any(callback(epoch, loss) is True for callback in callbacks):
                 break
     finally:
