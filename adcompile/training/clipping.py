@@ -36,10 +36,6 @@ class GradClipping:
             raise CallError(f"clip_norm_type must be positive (2.0, float('inf'), ...), not {norm_type}")
         self.norm_type = norm_type
 
-    def key(self):
-        """What the generated code depends on."""
-        return (self.max_norm, self.clip_value, self.norm_type)
-
     def lines(self, grads, indent):
         lines = []
         if self.clip_value is not None:

@@ -123,21 +123,22 @@ class _Program:
                                [name for _, name, _, _ in entries])
         namespace = self.plan.namespace()
         namespace["loss_and_grads"] = loss_and_grads
+        state = self.plan.state_arguments()
         if kind == "train_step":
-            lines = [f"def train_step({', '.join(leaves + batch_names + self.plan.state_arguments() + self.plan.group_arguments())}):"]
+            lines = [f"def train_step({', '.join(leaves + batch_names + state + self.plan.group_arguments())}):"]
             lines += self._step_lines(model, f"loss_and_grads({', '.join(leaves + batch_names)})", "    ")
             lines.append("    return loss")
         else:
             batch_args = [f"{name}_batch" for name in batch_names]
             tables = [f"{group}_per_batch" for group in self.plan.group_arguments()]
-            lines = [f"def fit_epoch({', '.join(leaves + batch_names + ['order', 'batch_size'] + self.plan.state_arguments() + tables)}):",
+            lines = [f"def fit_epoch({', '.join(leaves + batch_names + ['order', 'batch_size'] + state + tables)}):",
                      "    n = order.shape[0]",
                      "    total = 0.0",
                      "    batches = 0",
                      "    for start in range(0, n, batch_size):",
                      "        batch = order[start:start + batch_size]"]
             lines += [f"        {arg} = {name}[batch]" for arg, name in zip(batch_args, batch_names)]
-            lines += [f"        {group} = {table}[batches]" for group, table in zip(self.plan.group_arguments(), tables)]
+            lines += [f"        {group} = {group}_per_batch[batches]" for group in self.plan.group_arguments()]
             lines += self._step_lines(model, f"loss_and_grads({', '.join(leaves + batch_args)})", "        ")
             lines += ["        total += loss", "        batches += 1", "    return total / batches"]
         self.program = compiled_program(kind, lines, namespace, backend)
