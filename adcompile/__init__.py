@@ -30,7 +30,8 @@ from .modules.parameter import Parameter  # noqa: E402
 from .modules.module import Module  # noqa: E402
 
 __all__ += ["Parameter", "Module"]
-from .training.loops import backward, batch_order, fit, train_step  # noqa: E402
+from .training.fitting import fit  # noqa: E402
+from .training.loops import backward, batch_order, train_step  # noqa: E402
 from . import optim, nn  # noqa: E402,F401
 from .modules import init  # noqa: E402,F401
 

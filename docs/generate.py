@@ -151,16 +151,17 @@ def _public(module, prefix):
 
 
 def api_submodules():
-    """The layers and losses of adcompile.nn, nn.functional, init, the optimizers and schedulers."""
+    """The layers and losses of adcompile.nn, nn.functional, nn.utils, init, the optimizers and schedulers."""
     import adcompile
     from adcompile.optim import lr_scheduler
     groups = [("adcompile.nn", _public(adcompile.nn, "adcompile.nn")),
               ("adcompile.nn.functional", _public(adcompile.nn.functional, "adcompile.nn")),
+              ("adcompile.nn.utils", _public(adcompile.nn.utils, "adcompile.nn")),
               ("adcompile.modules.init", _public(adcompile.modules.init, "adcompile.modules.init")),
               ("adcompile.optim", [(name, getattr(adcompile.optim, name))
                                    for name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")]),
               ("adcompile.optim.lr_scheduler", [(name, getattr(lr_scheduler, name))
-                                                for name in ("StepLR", "ExponentialLR", "CosineAnnealingLR")])]
+                                                for name in lr_scheduler.__all__[2:]])]
     parts = []
     for prefix, members in groups:
         parts.append(f"### `{prefix}`\n")
