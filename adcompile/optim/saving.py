@@ -12,6 +12,7 @@ import numpy as np
 
 from ..modules.state import read_archive
 from .errors import OptimizerError, OptimizerStateError
+from .scheduler_base import SCHEDULER_GROUP_KEYS
 
 
 def save_optimizer(optimizer, path):
@@ -69,7 +70,7 @@ def restored_state(optimizer, state_dict):
     options = []
     for k, (saved, group) in enumerate(zip(groups, optimizer.param_groups)):
         update = {key: value for key, value in saved.items() if key != "params"}
-        unknown = sorted(set(update) - set(optimizer.defaults) - {"initial_lr"})
+        unknown = sorted(set(update) - set(optimizer.defaults) - SCHEDULER_GROUP_KEYS)
         if unknown:
             raise OptimizerStateError(f"the saved parameter group {k} has option(s) {unknown} that "
                                       f"{type(optimizer).__name__} does not take: was it saved by another "

@@ -10,6 +10,10 @@ so changing it never recompiles.
 """
 from ..errors import AdCompileError
 
+# The options that schedulers keep in an optimizer's parameter groups, as PyTorch's do; a
+# saved group may hold them whatever the optimizer (``saving.py``).
+SCHEDULER_GROUP_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"})
+
 
 class SchedulerError(AdCompileError, ValueError):
     """A scheduler built with arguments it cannot use (PyTorch: a ValueError)."""
