@@ -13,7 +13,7 @@ import numpy as np
 
 from ..backend.loader import BACKENDS, load
 from ..backend.tiers import NUMBA, PYTHON, enabled, in_disk_cache, load_tiered
-from .call_signatures import signature_for
+from .call_signatures import resolve, signature_for
 from ..codegen.python import generate
 from ..errors import (AdCompileError, CallError, Location, SourceUnavailableError, UnsupportedSyntaxError,
                      located)
@@ -30,6 +30,7 @@ from ..modules.dispatch import module_compiler
 from .notebook_display import html_display
 from .observed_passes import optimize_observed
 from .run_errors import explain_failure
+from .source_stages import DIFFERENTIATED, source_at_stage
 from ..transforms.forward import forward
 from ..transforms.reverse import reverse
 from .written_arguments import checking_written_arguments
@@ -146,6 +147,16 @@ class _Specialised:
         self._last_signature = sig
         return spec
 
+    def differentiated_source(self, sig):
+        """The Python generated from the IR of ``sig`` without the lowering: the readable code
+        that ``backend="python"`` runs (``source_stages.py``)."""
+        fn_ir, source, _ = self.specialization(sig)
+        return self.unlowered_source(fn_ir, self._lowered[sig], source)
+
+    def unlowered_source(self, fn_ir, code_ir, source):
+        """The source of ``fn_ir`` itself, given ``source``, generated from ``code_ir`` (its lowering)."""
+        return source if code_ir is fn_ir else generate(fn_ir, origin=self.code_origin())
+
     def lowered_ir(self, sig):
         """The IR the source of ``sig`` was generated from: its IR, with loops fused for numba."""
         self.specialization(sig)
@@ -159,8 +170,7 @@ class _Specialised:
         would run scalar steps in Python, far slower than numba compiles."""
         if self.backend == NUMBA and enabled(self.tiered) and not has_loops(fn_ir) \
                 and not in_disk_cache(source, fn_ir.name):
-            python_source = source if code_ir is fn_ir else generate(fn_ir, origin=self.code_origin())
-            return load_tiered(python_source, source, fn_ir.name, options)
+            return load_tiered(self.unlowered_source(fn_ir, code_ir, source), source, fn_ir.name, options)
         return load(source, fn_ir.name, self.backend, options)
 
     def tier(self, /, *args, wait=False, **kwargs):
@@ -182,9 +192,10 @@ class _Specialised:
                 raise
             raise explained from error
 
-    def source(self, /, *args, **kwargs):
-        # the last call's signature, or that of ``args``
-        return self.specialization(signature_for(self, args, "source", kwargs))[1]
+    def source(self, /, *args, stage=DIFFERENTIATED, **kwargs):
+        """The generated code for the signature of ``args`` (default: the last call's) at
+        ``stage``: as ``adcompile.source(self, *args, stage=stage)``."""
+        return source_at_stage(*resolve(self, args, "source", kwargs), stage)
 
     def _repr_html_(self):
         return html_display(self)  # notebooks: the signature and generated source
