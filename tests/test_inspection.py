@@ -212,6 +212,55 @@ def test_the_observed_passes_are_the_pipelines():
     assert called == sorted(called), "observed_passes.PASSES must list the passes in the pipeline's order"
 
 
+def weighted_exp(x, y):
+    return np.sum(np.exp(x) * y)
+
+
+def test_source_shows_the_differentiated_code_by_default_and_the_lowered_code_on_request(monkeypatch):
+    for variable in ("ADCOMPILE_FUSE", "ADCOMPILE_REUSE"):
+        monkeypatch.delenv(variable, raising=False)
+    x, y = np.linspace(0.1, 0.5, 4), np.linspace(1.0, 2.0, 4)
+    g = adcompile.grad(adcompile.compile(weighted_exp))  # numba: the lowering fuses its loops
+    python_g = adcompile.grad(adcompile.compile(weighted_exp, backend="python"))
+    default = adcompile.source(g, x, y)
+    assert default == adcompile.source(g, x, y, stage="differentiated") == g.source(x, y)
+    assert default == adcompile.source(python_g, x, y) == adcompile.source_path(python_g, x, y).read_text()
+    lowered = adcompile.source(g, x, y, stage="lowered")
+    assert lowered == g.source(x, y, stage="lowered") == adcompile.source_path(g, x, y).read_text()
+    assert "for i in range(" in lowered and "for i in range(" not in default
+    assert adcompile.ir_stages(g, x, y)[-2:] == [("differentiated", default), ("lowered", lowered)]
+    assert "weighted_exp_grad" in g._repr_html_() and "range" not in g._repr_html_()  # the readable stage
+
+
+def test_source_shows_an_ir_stage_by_name_and_lists_the_stages_for_an_unknown_one():
+    g = adcompile.grad(adcompile.compile(weighted_sines, backend="python"))
+    stages = adcompile.ir_stages(g, np.ones(3), 2.0)
+    for name, text in stages[:2] + stages[-3:-2]:
+        assert adcompile.source(g, np.ones(3), 2.0, stage=name) == text
+    assert adcompile.source(g, stage="parsed").startswith("def weighted_sines(x:f8[:], k:f8):")
+    for wrong in ("optimized", 2):
+        with pytest.raises(CallError, match=r"adcompile.source\(grad\(weighted_sines\)\): unknown stage .*"
+                                            r"'parsed', 'grad\(weighted_sines\): transformed', .*"
+                                            r"'differentiated', 'lowered'") as caught:
+            g.source(np.ones(3), 2.0, stage=wrong)
+        assert caught.value.known == [name for name, _ in stages]
+
+
+def long_named_reshape(first_long_argument_name, second_long_argument_name):
+    return np.sum((first_long_argument_name * second_long_argument_name - first_long_argument_name
+                   * 2.0).reshape((4, 2)) + second_long_argument_name[:2] * first_long_argument_name[:2])
+
+
+def test_an_error_on_a_continuation_line_of_a_wrapped_statement_names_the_users_line():
+    f = adcompile.compile(long_named_reshape, backend="python")
+    text = adcompile.source(f, np.ones(6), np.ones(6))
+    reshaping = [line for line in text.splitlines() if ".reshape(" in line]
+    assert len(reshaping) == 1 and not reshaping[0].startswith("    return"), text  # on a continuation line
+    with pytest.raises(ShapeError, match="cannot reshape array of size 6") as caught:
+        f(np.ones(6), np.ones(6))
+    assert f'File "{THIS_FILE}", line {line_of(long_named_reshape, "return np.sum")}' in str(caught.value)
+
+
 # ----------------------------------------------------------------- the generated file, debuggers
 def index_past_end(x, n):
     s = 0.0

@@ -18,33 +18,31 @@ from test_golden_source import DIFFERENTIATED, LOWERED, staged_source
 
 
 # ----------------------------------------------------------------- random statements
+OPERATORS = ["+", "-", "*", "/", "@", "//", "%", "**", "==", "<", ">=", "!=", "and", "or"]
+
+
 def random_expression(rng, depth=0):
     """A random expression in the shapes the code generator writes."""
     leaf = depth > 3 or rng.random() < 0.25
     if leaf:
         return rng.choice([f"{rng.choice('abxyz')}_{rng.randrange(40)}", f"{rng.random():.6f}",
                            f"x.shape[{rng.randrange(3)}]", f"_n_{rng.randrange(99)}", "np.float64"])
-    kind = rng.randrange(8)
+    kind = rng.randrange(7)
     sub = lambda: random_expression(rng, depth + 1)  # noqa: E731
-    if kind == 0:
-        return f"({sub()} {rng.choice(['+', '-', '*', '/', '@', '//', '%'])} {sub()})"
-    if kind == 1:
-        return f"({sub()} {rng.choice(['==', '<', '>=', '!='])} {sub()})"
-    if kind == 2:
-        return f"({sub()} {rng.choice(['and', 'or'])} {sub()})"
+    if kind < 3:
+        return f"({sub()} {rng.choice(OPERATORS)} {sub()})"
     if kind == 3:
         return f"-{sub()}"
     if kind == 4:
-        return f"{rng.choice(['np.exp', 'rt.unbroadcast', 'rt.matmul', 'np.where'])}({', '.join(sub() for _ in range(rng.randrange(1, 4)))})"
+        arguments = ", ".join(sub() for _ in range(rng.randrange(1, 4)))
+        return f"{rng.choice(['np.exp', 'rt.unbroadcast', 'rt.matmul', 'np.where'])}({arguments})"
     if kind == 5:
         return f"{rng.choice('abxyz')}[{', '.join(sub() for _ in range(rng.randrange(1, 3)))}]"
-    if kind == 6:
-        return f"np.empty(({sub()}, {sub()}), dtype=np.float64)"
-    return f"({sub()} ** 2)"
+    return f"np.empty(({sub()}, {sub()}), dtype=np.float64)"
 
 
 def random_statement(rng):
-    e = lambda: ast.unparse(ast.parse(random_expression(rng), mode="eval"))  # noqa: E731  (one line, astor's spacing)
+    e = lambda: ast.unparse(ast.parse(random_expression(rng), mode="eval"))  # noqa: E731  (one line, as generated)
     return rng.choice([
         lambda: f"value = {e()}", lambda: f"acc += {e()}", lambda: f"out[i, j] = {e()}",
         lambda: f"return {e()}", lambda: f"return {e()}, {e()}", lambda: f"if {e()}:", lambda: f"while {e()}:",

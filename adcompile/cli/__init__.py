@@ -52,11 +52,12 @@ def build_parser():
     source.add_argument("--wrt", nargs="+", metavar="NAME", help="differentiate with respect to these "
                         "arguments (implies --grad unless --hessian or --jvp)")
     _add_args_option(source, "argument types; default: every argument a float scalar")
-    source.add_argument("--stage", default="differentiated", metavar="STAGE",
+    shown = source.add_mutually_exclusive_group()
+    shown.add_argument("--stage", default="differentiated", metavar="STAGE",
                         help='"differentiated" (default): the readable generated code; "lowered": the '
                         'code the backend runs (for numba: fused loops, reused buffers); or an IR stage '
                         'that --ir names, e.g. "parsed"')
-    source.add_argument("--ir", action="store_true", help="print the IR after each compiler stage, then "
+    shown.add_argument("--ir", action="store_true", help="print the IR after each compiler stage, then "
                         "the differentiated and the lowered source")
     source.add_argument("--no-color", action="store_true", help="no syntax highlighting")
     _add_backend_option(source)

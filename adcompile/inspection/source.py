@@ -29,8 +29,8 @@ def source(fn, /, *args, stage=DIFFERENTIATED, **kwargs):
 
     For the signature of the call ``fn(*args, **kwargs)`` if arguments are given (keywords and
     defaults bound as a call binds them), else for the last call (of ``fn`` or of the function
-    it derives from). ``stage`` (``api/source_stages.py``; ``adcompile.ir_stages`` lists them
-    all):
+    it derives from; an argument of ``fn`` named ``stage`` is then passed positionally).
+    ``stage`` is one of (``adcompile.ir_stages`` lists them all, in the compiler's order):
 
     - ``"differentiated"`` (the default): the Python generated from the differentiated and
       simplified IR, the readable code; what ``backend="python"`` runs.
