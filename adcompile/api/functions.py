@@ -147,16 +147,6 @@ class _Specialised:
         self._last_signature = sig
         return spec
 
-    def differentiated_source(self, sig):
-        """The Python generated from the IR of ``sig`` without the lowering: the readable code
-        that ``backend="python"`` runs (``source_stages.py``)."""
-        fn_ir, source, _ = self.specialization(sig)
-        return self.unlowered_source(fn_ir, self._lowered[sig], source)
-
-    def unlowered_source(self, fn_ir, code_ir, source):
-        """The source of ``fn_ir`` itself, given ``source``, generated from ``code_ir`` (its lowering)."""
-        return source if code_ir is fn_ir else generate(fn_ir, origin=self.code_origin())
-
     def lowered_ir(self, sig):
         """The IR the source of ``sig`` was generated from: its IR, with loops fused for numba."""
         self.specialization(sig)
@@ -170,7 +160,8 @@ class _Specialised:
         would run scalar steps in Python, far slower than numba compiles."""
         if self.backend == NUMBA and enabled(self.tiered) and not has_loops(fn_ir) \
                 and not in_disk_cache(source, fn_ir.name):
-            return load_tiered(self.unlowered_source(fn_ir, code_ir, source), source, fn_ir.name, options)
+            python_source = source if code_ir is fn_ir else generate(fn_ir, origin=self.code_origin())
+            return load_tiered(python_source, source, fn_ir.name, options)
         return load(source, fn_ir.name, self.backend, options)
 
     def tier(self, /, *args, wait=False, **kwargs):

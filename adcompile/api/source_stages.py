@@ -20,12 +20,20 @@ stages are recorded by the real pipeline: ``DerivedFunction.ir`` runs its passes
 ``observed_passes.optimize_observed``, which, while :func:`stage_texts` watches, runs them one
 at a time and notes each result.
 """
+from ..codegen.python import generate
 from ..errors import CallError
 from ..ir.printer import format_function
 from .observed_passes import observing
 
 DIFFERENTIATED = "differentiated"
 LOWERED = "lowered"
+
+
+def differentiated_source(target, sig):
+    """The Python generated from ``target``'s IR for ``sig`` without the lowering: the readable
+    code, which ``backend="python"`` runs (and a tiered numba function while numba compiles)."""
+    fn_ir, source, _ = target.specialization(sig)
+    return source if target.lowered_ir(sig) is fn_ir else generate(fn_ir, origin=target.code_origin())
 
 
 def ir_stage_texts(target, sig):
@@ -42,14 +50,14 @@ def ir_stage_texts(target, sig):
 def stage_texts(target, sig):
     """``[(stage name, text)]``: the IR after each stage, then the differentiated and the
     lowered source."""
-    return ir_stage_texts(target, sig) + [(DIFFERENTIATED, target.differentiated_source(sig)),
+    return ir_stage_texts(target, sig) + [(DIFFERENTIATED, differentiated_source(target, sig)),
                                           (LOWERED, target.specialization(sig)[1])]
 
 
 def source_at_stage(target, sig, stage):
     """The text of ``target``'s code for ``sig`` at ``stage`` (a name of :func:`stage_texts`)."""
     if stage == DIFFERENTIATED:
-        return target.differentiated_source(sig)
+        return differentiated_source(target, sig)
     if stage == LOWERED:
         return target.specialization(sig)[1]
     stages = ir_stage_texts(target, sig) if isinstance(stage, str) else []
