@@ -23,7 +23,7 @@ from .custom.function import Function, once_differentiable  # noqa: E402
 
 __all__ += ["Function", "once_differentiable"]
 
-# Modules, layers, optimizers and compiled training (issue 10)
+# Modules, layers, optimizers and compiled training
 from .frontend import static_values as _static_values  # noqa: E402,F401
 from .module_compiler import values as _module_values  # noqa: E402,F401
 from .module_compiler import functions as _module_compile  # noqa: E402,F401  (handles Module arguments: module_dispatch.py)

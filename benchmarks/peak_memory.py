@@ -6,7 +6,7 @@ Each implementation runs in a fresh process: it builds the inputs, calls the gra
 (compiling it), returns freed heap memory to the system, resets the process's peak resident set size (Linux: ``/proc/self/clear_refs``),
 calls the gradient again and reports how far the peak rose above the memory in use before the
 call: the memory that call needed beyond its inputs and the compiled code. Prints a markdown
-table; the README's Speed section quotes it.
+table; docs/performance.md describes it.
 """
 import single_thread  # noqa: F401  (first: pins every library to one thread before it loads)
 

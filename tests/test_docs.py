@@ -1,9 +1,11 @@
-"""The documentation cannot go stale (issue 12).
+"""The documentation cannot go stale.
 
-* every ```python block of README.md and docs/*.md runs (per file, in order, in one
-  namespace) in a subprocess with ``NUMBA_DISABLE_JIT=1``, so compile times stay out of it;
-  a block preceded by ``<!-- not run -->`` is skipped; the README's first block runs alone, as
-  pasted;
+* every ```python block of README.md runs alone, as pasted, in a fresh process (no setup from
+  another block), and every ```python block of docs/*.md runs (per file, in order, in one
+  namespace), in subprocesses with ``NUMBA_DISABLE_JIT=1`` so that compile times stay out of
+  it; a block preceded by ``<!-- not run -->`` is skipped;
+* every relative link of README.md and docs/*.md points to a file that exists, and a link to a
+  heading of a Markdown file to a heading that exists;
 * the generated sections of docs/ (error messages, IR listings, command-line output, the API
   reference) equal what running the code gives now (``python docs/generate.py --check``);
 * the ``>>>`` examples in the docstrings of the public API run as doctests;
@@ -24,7 +26,8 @@ import adcompile
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"(<!-- not run -->\s*\n)?```python\n(.*?)```", re.DOTALL)
-DOC_FILES = ["README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))
+DOC_PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))
+DOC_FILES = ["README.md"] + DOC_PAGES
 
 
 def code_blocks(name):
@@ -45,9 +48,9 @@ print("ran", len(PROGRAMS), "files")
 """
 
 
-def test_code_blocks_of_the_readme_and_the_docs_run(tmp_path):
+def test_code_blocks_of_the_docs_run(tmp_path):
     programs = []
-    for name in DOC_FILES:
+    for name in DOC_PAGES:
         blocks = code_blocks(name)
         if blocks:
             # the blocks are written to a file so that adcompile can read their source
@@ -64,14 +67,77 @@ def test_code_blocks_of_the_readme_and_the_docs_run(tmp_path):
     assert f"ran {len(programs)} files" in result.stdout
 
 
-def test_the_readmes_first_example_runs_alone_as_pasted(tmp_path):
+README_BLOCKS = code_blocks("README.md")
+
+
+def run_alone(program, tmp_path):
+    """Run ``program`` as a user who pasted it into a file runs it: a new process, nothing else."""
     path = tmp_path / "pasted.py"
-    path.write_text(code_blocks("README.md")[0])
+    path.write_text(program)
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     result = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
                             cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr[-4000:]
-    assert "def loss_grad(" in result.stdout
+    return result.stdout
+
+
+def test_the_readme_has_examples():
+    assert len(README_BLOCKS) >= 2
+
+
+@pytest.mark.parametrize("index", range(len(README_BLOCKS)))
+def test_each_readme_example_runs_alone_as_pasted(index, tmp_path):
+    run_alone(README_BLOCKS[index], tmp_path)
+
+
+def test_the_readmes_first_example_prints_the_generated_gradient(tmp_path):
+    assert "def loss_grad(" in run_alone(README_BLOCKS[0], tmp_path)
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def heading_anchors(path):
+    """The anchors of a Markdown file's headings, as GitHub and mkdocs make them."""
+    anchors = set()
+    for line in path.read_text().splitlines():
+        heading = re.match(r"#+\s+(.*)", line)
+        if heading:
+            words = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower())
+            anchors.add(words.replace(" ", "-"))
+    return anchors
+
+
+def broken_links(name):
+    """The relative links of ``name`` (a Markdown file of the repository) that lead nowhere."""
+    source = ROOT / name
+    text = re.sub(r"```.*?```", "", source.read_text(), flags=re.DOTALL)
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):
+            continue  # http:, https:, mailto:
+        file_part, _, anchor = target.partition("#")
+        destination = (source.parent / file_part).resolve() if file_part else source
+        if not destination.exists():
+            broken.append(target)
+        elif anchor and destination.suffix == ".md" and anchor not in heading_anchors(destination):
+            broken.append(target)
+    return broken
+
+
+@pytest.mark.parametrize("name", DOC_FILES)
+def test_every_link_points_to_an_existing_file_and_heading(name):
+    assert not broken_links(name)
+
+
+def test_the_link_check_finds_a_missing_file_and_a_missing_heading(tmp_path, monkeypatch):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text("# Page\n\n## A heading\n")
+    (tmp_path / "README.md").write_text(
+        "[ok](docs/page.md) [ok](docs/page.md#a-heading) [web](https://example.org)\n"
+        "[gone](docs/gone.md) [no heading](docs/page.md#no-such-heading)\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert broken_links("README.md") == ["docs/gone.md", "docs/page.md#no-such-heading"]
 
 
 def test_the_generated_sections_of_the_docs_are_up_to_date(monkeypatch):

@@ -251,14 +251,19 @@ def long_named_reshape(first_long_argument_name, second_long_argument_name):
                    * 2.0).reshape((4, 2)) + second_long_argument_name[:2] * first_long_argument_name[:2])
 
 
-def test_an_error_on_a_continuation_line_of_a_wrapped_statement_names_the_users_line():
+def test_every_line_of_a_wrapped_statement_maps_to_the_users_line():
+    """The map from generated lines to the user's (``api/source_lines.py``, which run-time errors
+    use) covers each line of a statement broken over several."""
+    from adcompile.api.source_lines import line_locations
     f = adcompile.compile(long_named_reshape, backend="python")
-    text = adcompile.source(f, np.ones(6), np.ones(6))
-    reshaping = [line for line in text.splitlines() if ".reshape(" in line]
-    assert len(reshaping) == 1 and not reshaping[0].startswith("    return"), text  # on a continuation line
-    with pytest.raises(ShapeError, match="cannot reshape array of size 6") as caught:
-        f(np.ones(6), np.ones(6))
-    assert f'File "{THIS_FILE}", line {line_of(long_named_reshape, "return np.sum")}' in str(caught.value)
+    args = (np.ones(8), np.ones(8))
+    text = adcompile.source(f, *args)
+    lines = text.splitlines()
+    first = next(k for k, line in enumerate(lines, 1) if line.startswith("    return "))
+    assert len(lines) > first, text  # the return statement is continued
+    locations = line_locations(f.specialization(f.signature(args))[0], text)
+    user_line = line_of(long_named_reshape, "return np.sum")
+    assert [locations[k].lineno for k in range(first, len(lines) + 1)] == [user_line] * (len(lines) + 1 - first)
 
 
 # ----------------------------------------------------------------- the generated file, debuggers
@@ -363,7 +368,7 @@ def mismatched(a, b):
 
 def test_a_shape_error_in_a_numba_compiled_return_line_names_the_users_line():
     f = adcompile.compile(mismatched)
-    with pytest.raises(ShapeError, match=r"could not be broadcast together with shapes \(3,\) \(4,\)") as caught:
+    with pytest.raises(ShapeError, match=r"a has shape \(3,\) and b has shape \(4,\), which do not broadcast") as caught:
         f(np.ones(3), np.ones(4))
     assert f'File "{THIS_FILE}", line {line_of(mismatched, "return np.sum")}' in str(caught.value)
 

@@ -1,4 +1,4 @@
-"""Gradients at NaN, inf and non-differentiable points (README: "NaN, inf and non-differentiable
+"""Gradients at NaN, inf and non-differentiable points (docs/language.md: "NaN, inf and non-differentiable
 points").
 
 * Where a derivative is genuinely infinite (sqrt and log at 0, division by 0) the gradient is

@@ -9,7 +9,9 @@ from ..api.source_stages import DIFFERENTIATED, LOWERED, UnknownStageError
 from ..derivatives.forward import hessian
 from ..inspection.source import source
 from ..inspection.ir_stages import ir_stages
+from ..errors import AdCompileError
 from .arg_specs import make_arguments, parse_args_spec
+from .argument_hint import needs_shapes
 from .errors import UsageError
 from .output import heading, python_text
 
@@ -46,6 +48,25 @@ def example_arguments(fn, options):
 
 
 def run(fn, options, color, out):
+    try:
+        return _show(fn, options, color, out)
+    except AdCompileError as error:
+        hint = needs_shapes(error, fn, _command(options)) if options.args is None else None
+        if hint is None:
+            raise
+        raise hint from None
+
+
+def _command(options):
+    """The ``adcompile source`` command as run (without ``--args``)."""
+    words = ["adcompile", "source", options.target]
+    words += [flag for flag in ("--grad", "--hessian", "--jvp", "--ir") if getattr(options, flag[2:])]
+    words += ["--wrt", *options.wrt] if options.wrt else []
+    words += ["--backend", options.backend] if options.backend else []
+    return " ".join(words)
+
+
+def _show(fn, options, color, out):
     target = derived_function(fn, options)
     args = example_arguments(fn, options)
     if options.ir:

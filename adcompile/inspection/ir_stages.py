@@ -4,9 +4,11 @@ source. The stages and their names: ``api/source_stages.py``.
 """
 from ..api.call_signatures import resolve
 from ..api.source_stages import stage_texts
+from ..boundary import api_boundary
 from .source import specialised
 
 
+@api_boundary
 def ir_stages(fn, /, *args, **kwargs):
     """``[(stage name, text)]``: the IR after each stage of the compiler, then the generated
     source, ``"differentiated"`` and ``"lowered"`` (any of these names is a ``stage`` of

@@ -6,6 +6,7 @@ of a flat function of the module's arrays). The notebook display is ``notebook_d
 """
 from pathlib import Path
 
+from ..boundary import api_boundary
 from ..api.functions import _Specialised
 from ..api.call_signatures import resolve
 from ..api.source_stages import DIFFERENTIATED
@@ -24,6 +25,7 @@ def specialised(fn, what):
     return target
 
 
+@api_boundary
 def source(fn, /, *args, stage=DIFFERENTIATED, **kwargs):
     """The generated source of a compiled or derived function, at a stage of the compiler.
 
@@ -57,6 +59,7 @@ def source(fn, /, *args, stage=DIFFERENTIATED, **kwargs):
     return specialised(fn, "source").source(*args, stage=stage, **kwargs)
 
 
+@api_boundary
 def ir(fn, /, *args, **kwargs):
     """The IR (adcompile's typed intermediate representation) that the source is generated
     from, as text: one typed statement per line, ``name:dtype[:]`` for arrays.
@@ -74,6 +77,7 @@ def ir(fn, /, *args, **kwargs):
     return format_function(target.ir(sig))
 
 
+@api_boundary
 def source_path(fn, /, *args, **kwargs):
     """The path of the generated module file that runs (for a debugger or an editor): its
     text is ``source(fn, *args, stage="lowered")``.

@@ -400,7 +400,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# ------------------------------------------------------------ gathers (issue 14)
+# ------------------------------------------------------------ gathers
 
 
 def index_add(target, idx, values):

@@ -880,7 +880,7 @@ def _ol_cumsum_adjoint(g):
     return impl
 
 
-# ------------------------------------------------------------ gathers (issue 14)
+# ------------------------------------------------------------ gathers
 
 
 @overload(helpers.index_add, jit_options=_OPTS)

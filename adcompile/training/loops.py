@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from ..boundary import api_boundary
 from ..api.functions import CompiledFunction, DerivedFunction
 from ..errors import CallError
 from ..modules.module import Module
@@ -44,6 +45,7 @@ def _check_model(model, what):
 _value_and_grads = {}
 
 
+@api_boundary
 def backward(loss_fn, model, *args):
     """Run ``loss_fn(model, *args)`` forward and backward once, add the gradients into each
     parameter's ``.grad`` (accumulating until ``zero_grad``, as PyTorch does) and return the
@@ -179,6 +181,7 @@ class TrainStep:
         self.loss_fn, self.model, self.optimizer = loss_fn, model, optimizer
         self._program = None
 
+    @api_boundary
     def __call__(self, *batch):
         program = self._program
         if program is None or not program.current(self.optimizer):
@@ -239,6 +242,7 @@ def _progress_bar(total, enabled, initial):
     return tqdm(total=total, initial=initial, unit="epoch", leave=True)
 
 
+@api_boundary
 def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, shuffle=True, seed=0, progress=True,
         callbacks=(), initial_epoch=0):
     """Train ``model`` on ``(X, y)``: minibatches of ``batch_size`` in the order

@@ -105,17 +105,23 @@ def _run_chunk(seeds, backend, first_order_only=False):
     return [_run_guarded(seed, backend, first_order_only) for seed in seeds]
 
 
-def run_batch(seeds, backend="python", jobs=1, progress=False, first_order_only=False):
-    summary = Summary()
+def run_batch(seeds, backend="python", jobs=1, progress=False, first_order_only=False, summary=None,
+              on_result=None):
+    """Run ``seeds`` in ``backend``; ``summary`` (a Summary) may hold the outcomes of earlier runs,
+    and ``on_result(result)`` is called as each program's outcome arrives (a resumable log)."""
+    summary = Summary() if summary is None else summary
     start = time.monotonic()
     seeds = list(seeds)
+    already = summary.counts["programs"]
 
     def record(pairs):
         for result, features in pairs:
             summary.add(result, features)
+            if on_result is not None:
+                on_result(result)
         if progress:
             c = summary.counts
-            sys.stderr.write(f"\r{c['programs']}/{len(seeds)} programs, {c['wrong']} wrong, "
+            sys.stderr.write(f"\r{c['programs']}/{already + len(seeds)} programs, {c['wrong']} wrong, "
                              f"{c['crash']} crashed, {c['rejected']} rejected, "
                              f"{time.monotonic() - start:.0f}s ")
             sys.stderr.flush()
