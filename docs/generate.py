@@ -71,12 +71,16 @@ def rejected():
 
 def stages():
     import adcompile
-    from adcompile.inspection.ir_stages import ir_stages
+    from adcompile import ir_stages
     module = _snippet_module("pipeline_example")
     fn = adcompile.compile(module.softplus_sum, backend="python")
     parts = [_fence(inspect.getsource(module.softplus_sum), "python")]
-    for name, text in ir_stages(adcompile.grad(fn), np.ones(3), 2.0):
-        language = "python" if name == "lowered" else "text"
+    stages = ir_stages(adcompile.grad(fn), np.ones(3), 2.0)
+    for name, text in stages:
+        if name == "lowered" and text == stages[-2][1]:
+            parts.append("**lowered**: the same source (`backend=\"python\"` runs the differentiated code)\n")
+            continue
+        language = "python" if name in ("differentiated", "lowered") else "text"
         parts.append(f"**{name}**\n\n" + _fence(text, language))
     return "\n".join(parts)
 

@@ -14,7 +14,7 @@ import numpy as np
 from ..backend.loader import BACKENDS, load
 from ..backend.tiers import NUMBA, PYTHON, enabled, in_disk_cache, load_tiered
 from ..boundary import for_user, user_error
-from .call_signatures import signature_for
+from .call_signatures import resolve, signature_for
 from ..codegen.python import generate
 from ..errors import (AdCompileError, CallError, Location, SourceUnavailableError, UnsupportedSyntaxError,
                      located)
@@ -31,6 +31,7 @@ from ..modules.dispatch import module_compiler
 from .notebook_display import html_display
 from .observed_passes import optimize_observed
 from .run_errors import explain_failure
+from .source_stages import DIFFERENTIATED, source_at_stage
 from ..transforms.forward import forward
 from ..transforms.reverse import reverse
 from .written_arguments import checking_written_arguments
@@ -199,9 +200,10 @@ class _Specialised:
                 raise
             raise explained from error
 
-    def source(self, /, *args, **kwargs):
-        # the last call's signature, or that of ``args``
-        return self.specialization(signature_for(self, args, "source", kwargs))[1]
+    def source(self, /, *args, stage=DIFFERENTIATED, **kwargs):
+        """The generated code for the signature of ``args`` (default: the last call's) at
+        ``stage``: as ``adcompile.source(self, *args, stage=stage)``."""
+        return source_at_stage(*resolve(self, args, "source", kwargs), stage)
 
     def _repr_html_(self):
         return html_display(self)  # notebooks: the signature and generated source

@@ -168,7 +168,7 @@ def _compile_failure(error, target, fn_ir, source, generated_file, line):
     return GeneratedCodeError(
         f"{target.name}: numba could not compile the code adcompile generated for it. This is a "
         f"bug in adcompile, not in your code: please report it with this message "
-        f"(adcompile.source(...) shows the whole generated function).\n"
+        f"(adcompile.source(..., stage='lowered') shows the whole generated function).\n"
         f"numba: {first}\n{where or '  (the failing generated line is unknown)'}")
 
 
