@@ -15,7 +15,7 @@ from ..ir.memory import memory_roots
 from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
 from ..ir.types import B1, F8, NUMPY_NAME, Type
 from ..passes.constant_conditions import resolve_constant_conditions
-from .external_reads import Scope
+from .external_reads import ExternalReads, Scope
 from .expressions import ExpressionTranslation
 from .early_exits import lower_jumps
 from .parse_tables import _kind, _Retry, until_types_settle
@@ -142,7 +142,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         params = params + [var for var, _ in self.hidden_params]
         fn = Function(name or node.name, params, self.block, self.results[0], self.results[1], self.src.filename)
         fn.hidden_values = [value for _, value in self.hidden_params]
-        fn.external_reads = list(self.external_reads.values())
+        fn.external_reads = ExternalReads(self.external_reads.values())
         resolve_constant_conditions(fn)
         return fn
     # ------------------------------------------------------------------ assignment
