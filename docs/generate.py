@@ -115,20 +115,53 @@ def cli_help():
     return _fence("\n".join(texts).replace("usage: adcompile", "usage: adcompile"))
 
 
-def hypot_rule():
-    """Every line of adcompile's source and tests that mentions hypot: what adding a rule touches."""
-    parts = []
-    for path in ["adcompile/ir/primitives/elementwise.py", "tests/test_rules.py"]:
-        lines = (ROOT / path).read_text().splitlines()
-        hits = [k for k, line in enumerate(lines) if "hypot" in line]
-        if path.endswith("elementwise.py"):  # the whole reverse rule and the declaration
-            first = next(k for k in hits if lines[k].startswith("def "))
-            hits = list(range(first, hits[-1] + 2))
-        if path.endswith("test_rules.py"):  # each row: the decorator, the def and its body
-            hits = [k + d for k in hits if lines[k].startswith("def ") for d in (-1, 0, 1)]
-        shown = "\n".join(f"{k + 1:4d}  {lines[k]}" for k in sorted(set(hits)))
-        parts.append(f"`{path}`\n\n" + _fence(shown, "text"))
-    return "\n".join(parts)
+def _lines_mentioning(path, word, block):
+    """The numbered lines of ``path`` that ``block(lines, k)`` selects around each mention of ``word``."""
+    lines = (ROOT / path).read_text().splitlines()
+    shown = sorted({j for k, line in enumerate(lines) if word in line for j in block(lines, k)})
+    return f"`{path}`\n\n" + _fence("\n".join(f"{k + 1:4d}  {lines[k]}" for k in shown), "text")
+
+
+def _comment_and_statement(lines, k):
+    """Line k with the comment lines above it and the continuation lines of its statement."""
+    first = k
+    while first > 0 and lines[first - 1].lstrip().startswith("#"):
+        first -= 1
+    last = k
+    while last + 1 < len(lines) and lines[last + 1].startswith(" ") and not lines[k].startswith(" "):
+        last += 1
+    return range(first, last + 1)
+
+
+def _function(lines, k):
+    """The whole function whose ``def`` is line k (nothing for other lines)."""
+    if not lines[k].startswith("def "):
+        return []
+    last = k
+    while last + 1 < len(lines) and (lines[last + 1].startswith(" ") or not lines[last + 1].strip()):
+        last += 1
+    while not lines[last].strip():
+        last -= 1
+    return range(k, last + 1)
+
+
+def _function_or_line(lines, k):
+    return _function(lines, k) or [k]
+
+
+def _test_row(lines, k):
+    """A rule-table row: the comment and decorator above its ``def``, the def and its body."""
+    return list(_comment_and_statement(lines, k - 1)) + [k, k + 1] if lines[k].startswith("def ") else []
+
+
+def erfcx_rule():
+    """Every place adcompile's source and tests name erfcx: all that adding a function touches."""
+    return "\n".join([
+        _lines_mentioning("adcompile/ir/primitives/numeric/special.py", '"erfcx"', _comment_and_statement),
+        _lines_mentioning("adcompile/runtime/kernels/special_functions.py", "erfcx", _function_or_line),
+        _lines_mentioning("adcompile/runtime/kernels/special_functions_numba.py", "erfcx", _function_or_line),
+        _lines_mentioning("tests/test_rules.py", "def sp_erfcx", _test_row),
+    ])
 
 
 def api():
@@ -194,7 +227,7 @@ def _doc_markdown(doc):
 
 
 GENERATORS = {"rejected": rejected, "stages": stages, "cli_examples": cli_examples, "cli_help": cli_help,
-              "hypot_rule": hypot_rule, "api": api, "api_submodules": api_submodules}
+              "erfcx_rule": erfcx_rule, "api": api, "api_submodules": api_submodules}
 
 
 def render(text):

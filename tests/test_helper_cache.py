@@ -67,8 +67,9 @@ def run(program, cache):
 
 
 def test_the_helpers_cache_goes_to_the_cache_folder_not_next_to_the_package():
-    from adcompile.runtime import numba_impls  # lazy: imports numba
-    for kernel in (numba_impls._aligned_shapes, numba_impls._sum_into):
+    from adcompile.runtime.kernels import broadcasting_numba, special_functions_numba  # lazy: imports numba
+    # a kernel of a family module of runtime/kernels/, and one of the special functions' kernels
+    for kernel in (broadcasting_numba._aligned_shapes, broadcasting_numba._sum_into, special_functions_numba._digamma):
         folder = Path(kernel._cache.cache_path)
         assert folder.name == f"runtime-{helper_cache.runtime_digest()}" and folder.parent.name == "__pycache__"
         assert helper_cache.RUNTIME_FOLDER not in folder.parents

@@ -715,6 +715,12 @@ def sp_erf_erfc(x):
     return erf(x) + sp.erfc(2.0 * x) * special.erf(x - 1.0)
 
 
+# erfcx below 12 and above, where the numba kernel switches to its asymptotic series
+@case(normal(5), positive(5, low=12.5, high=30.0), f32=True, numba=True)
+def sp_erfcx(x, far):
+    return sp.erfcx(x) + special.erfcx(2.0 * x + 1.0) * x + 50.0 * sp.erfcx(far)
+
+
 @case(positive(5, low=0.3, high=6.0), f32=True)
 def sp_gammaln_digamma_gamma(p):
     return special.gammaln(p) + sp.digamma(p) + 0.1 * sp.gamma(p) + sp.psi(p + 1.0)

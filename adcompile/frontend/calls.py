@@ -18,9 +18,8 @@ from ..ir.types import Type
 from .inline import inline_call
 from .parse_tables import ATTRIBUTES_INSTEAD, RANDOM_INSTEAD
 from .resolve import DTypeRef, FuncRef, UserFunction
+from .handler_table import HANDLERS
 from .values import (MethodRef, TupleValue)
-
-HANDLERS = {}
 
 
 

@@ -11,6 +11,7 @@ import types
 import numpy as np
 
 from ..ir.primitives import PRIMITIVES
+from .handler_table import HANDLERS
 from .numpy.scipy_special import scipy_special_name
 
 
@@ -38,39 +39,34 @@ class DTypeRef:
         self.dtype = dtype
 
 
-# numpy and math functions with handlers of their own (calls.py's family modules). Functions that
-# are exactly one primitive are declared with it (``numpy_names``/``math_names`` in ir/primitives/).
-_NUMPY_SUGAR = [
-    "square", "where", "clip", "round", "around", "rint", "sum", "mean", "prod", "max", "min",
-    "amax", "amin", "dot", "matmul", "outer", "cross", "transpose", "reshape", "ravel", "zeros",
-    "ones", "full", "empty", "zeros_like", "ones_like", "empty_like", "full_like", "copy",
-    "arange", "linspace", "eye", "identity", "diag", "trace", "concatenate", "stack", "hstack",
-    "vstack", "cumsum", "cumprod", "polyval", "diff", "argmax", "argmin", "argsort", "sort", "var",
-    "std", "reciprocal", "array", "asarray", "exp2", "inner", "vdot", "float64", "float32",
-    "int64", "isnan", "isinf", "isfinite", "cbrt", "deg2rad", "rad2deg", "expand_dims", "squeeze",
-    "atleast_1d", "sinc", "floor_divide",
-    "roll", "pad", "convolve", "correlate", "interp", "searchsorted", "polyfit",  # numpy_signals.py
-    "take", "take_along_axis", "bincount", "triu_indices", "tril_indices",  # numpy_gathers.py
-    "heaviside", "nan_to_num", "all", "any",
-    "einsum", "tensordot", "kron",
-]
-_MATH_SUGAR = ["floor", "ceil", "isnan", "isinf", "isfinite"]
+# numpy's dtypes, found as functions are: ``np.float64(x)`` converts, ``dtype=np.float64`` names one
+_DTYPES = {"float64": "f8", "float32": "f4", "int64": "i8"}
+# the builtins the frontend handles (as "builtin.<name>"; they share some names with primitives
+# but are looked up by the identity of Python's builtin functions)
 _BUILTIN_NAMES = ["abs", "min", "max", "float", "int", "len", "range", "enumerate", "zip", "sum",
                   "bool", "reversed", "round"]
 
 _BY_ID = None
 
 
+def _handled_names(prefix):
+    """The functions ``<prefix>.<name>`` that have a handler of their own (calls.py's family
+    modules), then those that are exactly one primitive (``numpy_names``/``math_names`` of the
+    declarations in ir/primitives/)."""
+    handled = [name[len(prefix) + 1:] for name in HANDLERS if name.startswith(prefix + ".")]
+    declared = [n for spec in PRIMITIVES.values() for n in (spec.numpy_names if prefix == "np" else spec.math_names)]
+    return [name for name in handled + declared if "." not in name]
+
+
 def _table():
     global _BY_ID
     if _BY_ID is None:
         table = {}
-        numpy_names = _NUMPY_SUGAR + [n for spec in PRIMITIVES.values() for n in spec.numpy_names]
-        for name in numpy_names:
+        for name in list(_DTYPES) + _handled_names("np"):
             if hasattr(np, name):
                 table[id(getattr(np, name))] = "np." + name
         table[id(np.linalg.norm)] = "np.linalg.norm"
-        for name in _MATH_SUGAR + [n for spec in PRIMITIVES.values() for n in spec.math_names]:
+        for name in _handled_names("math"):
             table[id(getattr(math, name))] = "math." + name
         for name in _BUILTIN_NAMES:
             table[id(getattr(builtins, name))] = "builtin." + name
@@ -84,8 +80,8 @@ def classify(value):
         return ModuleRef(value)
     known = _table().get(id(value))
     if known is not None:
-        if known in ("np.float64", "np.float32", "np.int64"):
-            return DTypeRef({"np.float64": "f8", "np.float32": "f4", "np.int64": "i8"}[known])
+        if known.startswith("np.") and known[3:] in _DTYPES:
+            return DTypeRef(_DTYPES[known[3:]])
         return FuncRef(known)
     if value is float:
         return FuncRef("builtin.float")

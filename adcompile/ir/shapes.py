@@ -14,6 +14,11 @@ different times, so no two shapes holding them are called the same.
 Integer scalars that hold lengths (``n = x.shape[0]``, ``n - 1``) are tracked too, so shapes
 built from them (``np.zeros(n)``) are known.
 
+This module is the generic machinery (the fixed point over the function, joins, broadcasting,
+the lengths integers hold); the shape of each primitive's result is the shape rule its
+declaration gives (``define(..., shape=...)``, or the one its kinds imply: ir/primitives/
+shape_rules.py).
+
     shapes = infer_shapes(fn)
     shapes.of(atom)       -> tuple of Dim, one per axis (() for scalars)
     shapes.same(a, b)     -> bool: provably equal shapes for every input, whenever both are read
@@ -26,10 +31,10 @@ built from them (``np.zeros(n)``) are known.
                              shapes (None if unknown): for a widened target, not ``of(target)``
 """
 from .dim_equalities import ProductEqualities
-from .dims import Dim, add, constant, difference, format_dim, multiply, symbol
-from .indexing import items_with_atoms
+from .dims import add, constant, difference, format_dim, multiply, symbol
 from .nodes import Assign, Const, For, Pop, Push, Var, While, walk
-from .primitives import Kind, has_kind, primitive
+from .primitives import primitive
+from .primitives.shape_rules import product
 
 _MAX_ROUNDS = 50
 
@@ -220,7 +225,7 @@ class ShapeMap:
             axis = stmt.params["axis"]
             return shape[axis] if -len(shape) <= axis < len(shape) else None
         if prim == "size":
-            return _product(self.of(args[0]))
+            return product(self.of(args[0]))
         if prim == "alias" or prim == "copy":
             return self.length(args[0])
         lengths = [self.length(a) for a in args]
@@ -234,25 +239,18 @@ class ShapeMap:
             return multiply(*lengths)
         return None
 
-    def _lengths_of(self, atoms):
+    def lengths_of(self, atoms):
+        """The Dims the integer ``atoms`` hold, or None if one is unknown (for the shape rules)."""
         dims = tuple(self.length(a) for a in atoms)
         return None if any(d is None for d in dims) else dims
 
     def _rule(self, stmt):
-        prim, args, params = stmt.prim, stmt.args, stmt.params
-        rule = _RULES.get(prim)
-        if rule is not None:
-            return rule(self, args, params)
-        record = primitive(prim)
-        if record.shape_of is not None:
-            return self.of(args[record.shape_of])
-        if has_kind(prim, Kind.ELEMENTWISE) or has_kind(prim, Kind.BROADCASTING):
-            return self._broadcast(stmt, [self.of(a) for a in args])
-        if has_kind(prim, Kind.REDUCTION):
-            return _drop_axis(self.of(args[0]), params.get("axis"))
-        return None
+        """The shape the primitive's declared rule (``shape_rules.py``) gives, or None."""
+        rule = primitive(stmt.prim).shape
+        return None if rule is None else rule(self, stmt.args, stmt.params)
 
-    def _broadcast(self, stmt, shapes):
+    def broadcast(self, shapes):
+        """numpy's broadcasting of ``shapes`` (for the shape rules)."""
         ndim = max(len(s) for s in shapes)
         result = []
         for axis in range(ndim):
@@ -282,227 +280,6 @@ class ShapeMap:
 
 
 _BOTTOM = object()
-
-
-def _product(shape):
-    total = constant(1)
-    for dim in shape:
-        total = multiply(total, dim)
-        if total is None:
-            return None
-    return total
-
-
-def _drop_axis(shape, axis):
-    if axis is None:
-        return ()
-    axis = axis + len(shape) if axis < 0 else axis
-    return shape[:axis] + shape[axis + 1:]
-
-
-def _slice_length(shapes, dim, start, stop, step):
-    """The Dim of ``x[start:stop:step]`` along an axis of length ``dim``, or None."""
-    step_value = 1 if step is None else _int_const(step)
-    if step_value != 1:
-        return None
-    first = 0 if start is None else _int_const(start)
-    if first is None:
-        return None
-    if stop is None:
-        end = dim
-    else:
-        last = _int_const(stop)
-        if last is None:  # x[:n] with n a length of the program: n when provably n <= len(x)
-            length = shapes.length(stop)
-            if length is None or length.terms != dim.terms or length.offset > dim.offset:
-                return None
-            end = length
-        elif last < 0:
-            end = dim.shifted(last)
-        elif dim.constant is not None:
-            end = constant(min(last, dim.constant))
-        else:
-            return None  # min(stop, n): not a form
-    if first >= 0:
-        return end.shifted(-first)
-    if stop is None and dim.constant is not None:
-        return constant(min(-first, dim.constant))
-    return None
-
-
-def _int_const(atom):
-    if isinstance(atom, Const) and isinstance(atom.value, int) and not isinstance(atom.value, bool):
-        return atom.value
-    return None
-
-
-def _getitem(shapes, args, params):
-    source = shapes.of(args[0])
-    items = items_with_atoms(params["items"], args)
-    kinds = [item[0] for item in items]
-    if "array" in kinds and ("int" in kinds or kinds.count("array") > 1):
-        return None  # numpy may move the broadcast index dims to the front
-    axis, result = 0, []
-    for item in items:
-        kind = item[0]
-        if kind == "none":
-            result.append(constant(1))
-        elif kind == "int":
-            axis += 1
-        elif kind == "slice":
-            length = _slice_length(shapes, source[axis], *item[1:]) if axis < len(source) else None
-            if length is None:
-                return None
-            result.append(length)
-            axis += 1
-        else:  # one integer index array: its shape, in its place
-            index = item[1]
-            if index.type.dtype == "b1":
-                return None
-            result.extend(shapes.of(index))
-            axis += 1
-    return tuple(result) + tuple(source[axis:])
-
-
-def _transpose(shapes, args, params):
-    shape = shapes.of(args[0])
-    axes = params.get("axes")
-    return tuple(reversed(shape)) if axes is None else tuple(shape[a] for a in axes)
-
-
-def _matmul(shapes, args, params):
-    a, b = shapes.of(args[0]), shapes.of(args[1])
-    if len(a) == 1 and len(b) == 1:
-        return ()
-    if len(a) == 1:
-        return b[:-2] + b[-1:]
-    if len(b) == 1:
-        return a[:-1]
-    batch = a[:-2] if len(a) >= len(b) else b[:-2]
-    if len(a) > 2 and len(b) > 2 and a[:-2] != b[:-2]:
-        return None
-    return batch + (a[-2], b[-1])
-
-
-def _reshape_like(first_shape_arg):
-    def rule(shapes, args, params):
-        return shapes._lengths_of(args[first_shape_arg:])
-    return rule
-
-
-def _expand_axis(shapes, args, params):
-    shape = shapes.of(args[0])
-    axis = params["axis"]
-    axis = axis + len(shape) + 1 if axis < 0 else axis
-    return shape[:axis] + (constant(1),) + shape[axis:]
-
-
-def _ravel(shapes, args, params):
-    size = _product(shapes.of(args[0]))
-    return None if size is None else (size,)
-
-
-def _outer(shapes, args, params):
-    sizes = (_product(shapes.of(args[0])), _product(shapes.of(args[1])))
-    return None if None in sizes else sizes
-
-
-def _concatenate(shapes, args, params):
-    arrays = [shapes.of(a) for a in args]
-    axis = params.get("axis", 0)
-    axis = axis + len(arrays[0]) if axis < 0 else axis
-    total = constant(0)
-    for shape in arrays:
-        total = add(total, shape[axis])
-        if total is None:
-            return None
-    # numpy checked that the other axes agree, so the first array's lengths are everyone's
-    return arrays[0][:axis] + (total,) + arrays[0][axis + 1:]
-
-
-def _stack(shapes, args, params):
-    shape = shapes.of(args[0])
-    axis = params.get("axis", 0)
-    axis = axis + len(shape) + 1 if axis < 0 else axis
-    return shape[:axis] + (constant(len(args)),) + shape[axis:]
-
-
-def _full(shapes, args, params):
-    return shapes._lengths_of(args[:-1])
-
-
-def _arange(shapes, args, params):
-    if len(args) == 1:
-        n = shapes.length(args[0])
-        return None if n is None else (n,)
-    if len(args) == 2:
-        start, stop = shapes.length(args[0]), shapes.length(args[1])
-        if start is None or stop is None:
-            return None
-        length = difference(stop, start)
-        return None if length is None else (length,)
-    return None
-
-
-def _linspace(shapes, args, params):
-    n = shapes.length(args[2])
-    return None if n is None else (n,)
-
-
-def _eye(shapes, args, params):
-    n = shapes.length(args[0])
-    return None if n is None else (n, n)
-
-
-def _first_argument(shapes, args, params):
-    return shapes.of(args[0])
-
-
-def _second_argument(shapes, args, params):
-    return shapes.of(args[1])
-
-
-def _diag(shapes, args, params):
-    shape = shapes.of(args[0])
-    return (shape[0], shape[0]) if len(shape) == 1 else None
-
-
-def _eigenvalues(shapes, args, params):
-    return shapes.of(args[0])[:-1]
-
-
-_RULES = {
-    "getitem": _getitem,
-    "transpose": _transpose,
-    "matmul": _matmul,
-    "reshape": _reshape_like(1),
-    "broadcast_to": _reshape_like(1),
-    "zeros": _reshape_like(0),
-    "ones": _reshape_like(0),
-    "empty": _reshape_like(0),
-    "full": _full,
-    "expand_axis": _expand_axis,
-    "ravel": _ravel,
-    "cumsum": _ravel,
-    "outer": _outer,
-    "concatenate": _concatenate,
-    "stack": _stack,
-    "arange": _arange,
-    "linspace": _linspace,
-    "eye": _eye,
-    "diag": _diag,
-    "as_dtype": _first_argument,
-    "cumsum_adjoint": _first_argument,
-    "cumsum_axis": _first_argument,
-    "cumsum_axis_adjoint": _first_argument,
-    "tril": _first_argument,
-    "triu": _first_argument,
-    "inv": _first_argument,
-    "cholesky": _first_argument,
-    "eigh_vectors": _first_argument,
-    "eigh_values": _eigenvalues,
-    "solve": _second_argument,
-}
 
 
 def infer_shapes(fn):

@@ -44,11 +44,6 @@ from ..ir.nodes import AccumItem, Assign, Comment, CustomCall, For, If, Push, Se
 from ..ir.primitives import Kind, has_kind
 from ..ir.shapes import infer_shapes
 
-# Results that are always a new array (when the result has dimensions).
-_FRESH = ("empty", "zeros", "ones", "zeros_like", "ones_like", "full", "copy", "broadcast_to_shape", "matmul",
-          "outer", "cumsum", "sum", "mean", "max", "min", "prod")
-
-
 # Statements whose blocks run at most once each time the statement runs (a custom Function's
 # region is inlined code after differentiation): an allocation below them runs at most once
 # per pass through the donor's block.
@@ -314,7 +309,7 @@ def _adds_in_place(stmt):
 def _fresh(stmt):
     if stmt.target.type.ndim == 0 or stmt.prim in ("alias", "getitem"):
         return False
-    if stmt.prim in _FRESH:
+    if has_kind(stmt.prim, Kind.FRESH):
         return True
     return has_kind(stmt.prim, Kind.ELEMENTWISE) and not has_kind(stmt.prim, Kind.VIEW) and \
         any(isinstance(a, Var) and a.type.ndim > 0 for a in stmt.args)

@@ -30,16 +30,13 @@ from ..ir.builder import Namer
 from ..ir.clone import copy_function
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import AccumItem, Assign, Comment, If, SetItem, Var, walk
+from ..ir.primitives import Kind, has_kind
 from .loops import write_group
 from .assumptions import DimAssumptions
 from .roles import role_of
 from .shape_reads import read_shapes_from_arrays_in_memory
 from .varying_lengths import length_reads
 from .views import drop_unread_views, find_views, sink_views_into_fallbacks
-
-_SHAPE_QUERIES = ("dim", "size")
-# Allocations whose arguments are shapes only (and a fill value): cheap and safe to move earlier.
-_MOVABLE_ALLOCATIONS = ("zeros_like", "ones_like", "zeros", "ones", "empty", "full")
 
 
 class FusionContext:
@@ -186,13 +183,13 @@ class Group:
             return False
         if self._roots(target) & (self.read_roots | self.written_roots):
             return False
-        if stmt.prim in _SHAPE_QUERIES:
+        if has_kind(stmt.prim, Kind.SHAPE_QUERY):
             return True
         args = [a for a in stmt.args if isinstance(a, Var)]
         if any(a in self.assigned or a in self.reduced for a in args):  # not computed before the loop
             return False
         value_args = args
-        if stmt.prim in _MOVABLE_ALLOCATIONS:
+        if has_kind(stmt.prim, Kind.NEW_FROM_SHAPE):  # its arguments are lengths (and a fill value)
             value_args = args[-1:] if stmt.prim == "full" else []
         elif target in self.ctx.views:  # no work of its own: the loop reads its source
             value_args = args

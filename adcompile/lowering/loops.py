@@ -11,13 +11,17 @@ count, float32 sums cast back, and replaced buffers renamed.
 from ..ir.dims import constant
 from ..ir.indexing import index_params
 from ..ir.nodes import AccumItem, Assign, Comment, Const, For, SetItem, Var, const
+from ..ir.primitives import Accumulator, primitive
 from ..ir.types import F8, FLOAT32, FLOAT64, I8, Type
 from .domains import Access, Extents, is_array_var
-from .roles import FILLS
 
 _INDEX_NAMES = "ijklmn"
-_REDUCE_START = {"sum": 0.0, "mean": 0.0, "matmul": 0.0, "max": float("-inf"), "min": float("inf")}
-_REDUCE_STEP = {"max": "maximum", "min": "minimum"}
+_SUMMED = Accumulator(0.0)  # an unbroadcast adds its elements up
+
+
+def _accumulator(prim):
+    """How a fused loop reduces with ``prim`` (its declared accumulator; unbroadcast: a sum)."""
+    return primitive(prim).accumulator or _SUMMED
 
 
 class ParallelFor(For):
@@ -59,7 +63,7 @@ class _GroupWriter:
         # numpy raises on a max / min along an empty axis: such a loop runs behind a length check
         self.nonempty = [[group.domain[a] for a in range(len(group.domain)) if a not in role.result.axes]
                          for stmt, role in group.members
-                         if role is not None and role.result is not None and stmt.prim in _REDUCE_STEP]
+                         if role is not None and role.result is not None and _accumulator(stmt.prim).step]
 
     # ------------------------------------------------------------------ analysis
     def _index_vars(self, depth):
@@ -200,7 +204,7 @@ class _GroupWriter:
 
     def write_fill(self, stmt, role):
         dtype = stmt.target.type.dtype
-        value = FILLS[stmt.prim]
+        value = primitive(stmt.prim).fill
         atom = Const(float(value) if stmt.target.type.is_float else value, Type(dtype))
         if value == 0:
             self.zeros.add(atom)
@@ -215,8 +219,8 @@ class _GroupWriter:
         target = stmt.target
         accumulator = target if target.type.dtype != FLOAT32 else self.ctx.new_var(f"{target.name}_total", F8)
         self.accumulators.add(accumulator)
-        self.before.append(Assign(accumulator, "copy", [Const(_REDUCE_START[stmt.prim], F8)]))
-        step = _REDUCE_STEP.get(stmt.prim)
+        self.before.append(Assign(accumulator, "copy", [Const(_accumulator(stmt.prim).start, F8)]))
+        step = _accumulator(stmt.prim).step
         if step is None:
             self.body.append(Assign(accumulator, "add", [accumulator, value], inplace=True))
         else:
@@ -236,13 +240,13 @@ class _GroupWriter:
         target, domain, kept = stmt.target, self.group.domain, role.result.axes
         exact = target.type.dtype == FLOAT64 and stmt.prim != "mean" or not target.type.is_float
         buffer = target if exact else self.ctx.new_var(f"{target.name}_total", Type(FLOAT64, target.type.ndim))
-        start = Const(_REDUCE_START.get(stmt.prim, 0.0), F8) if buffer.type.is_float else const(0)
+        start = Const(_accumulator(stmt.prim).start, F8) if buffer.type.is_float else const(0)
         counts = [const(1) if axis is None else self._extent_count(domain[axis]) for axis in kept]
         self.before.append(Assign(buffer, "full", [*counts, start]))
         index = [("int", a) for a in self.index_atoms(role.result)]
         if not buffer.type.is_float and value.type.dtype != buffer.type.dtype:
             value = self.temp("as_dtype", [value], Type(buffer.type.dtype), dtype=buffer.type.dtype)
-        step = _REDUCE_STEP.get(stmt.prim)
+        step = _accumulator(stmt.prim).step
         if step is None:
             self.body.append(AccumItem(buffer, value, index, stmt.loc))
         else:
@@ -419,7 +423,7 @@ class _GroupWriter:
                 continue
             if role.kind == "reduce" and role.result is not None:
                 accesses.setdefault(stmt.target, set()).add(role.result)
-            elif role.kind == "reduce" and stmt.prim in _REDUCE_STEP:
+            elif role.kind == "reduce" and _accumulator(stmt.prim).step:
                 return False
             if role.kind == "accumulate":
                 array, access = role.reads[1]

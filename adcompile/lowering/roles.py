@@ -3,9 +3,10 @@
     map         target = elementwise/broadcasting op of operands   -> a scalar op per point
     slice       target = x[1:], x[:-1, 2:] (constant starts)        -> a read x[i + 1]
     pass        unbroadcast / broadcast_to_shape / alias / copy
-                between provably equal shapes                       -> the operand itself
-    fill        zeros_like / ones_like                              -> the constant
+                between provably equal shapes (Kind.PASSES_VALUES)  -> the operand itself
+    fill        zeros_like / ones_like (declared ``fill``)          -> the constant
     reduce      sum / mean / max / min of everything, vector dot    -> a scalar accumulator
+                (declared ``accumulator``)
                 ... along an axis, unbroadcast to fewer or length-1
                 axes (a broadcast's adjoint)                        -> an array accumulator s[i]
     accumulate  bx[:-1] += value (constant starts)                  -> bx[i] += value
@@ -18,15 +19,10 @@ the group).
 from dataclasses import dataclass
 
 from ..ir.nodes import AccumItem, Assign, Const, Var
-from ..ir.primitives import Kind, has_kind
+from ..ir.primitives import Kind, has_kind, primitive
 from .domains import Access, broadcast_access, is_array_var, slice_starts
 from .views import read_through
 
-REDUCTIONS = ("sum", "mean", "max", "min")
-PASSES = ("unbroadcast", "broadcast_to_shape", "alias", "copy")
-FILLS = {"zeros_like": 0, "ones_like": 1}
-# Integer // and % by zero raise in a scalar loop where numpy gives 0 with a warning.
-_INTEGER_UNSAFE = ("floordiv", "mod")
 
 
 @dataclass
@@ -53,14 +49,15 @@ def role_of(stmt, shapes, same_dim=None, views=None):
     if target.type.ndim == 0:
         return _reduce_role(stmt, shapes, same_dim, views)
     domain = shapes.of(target)
-    if stmt.prim in REDUCTIONS or (stmt.prim == "unbroadcast" and is_array_var(args[0])
+    if _fused_reduction(stmt.prim) or (stmt.prim == "unbroadcast" and is_array_var(args[0])
                                    and not _same_shape(shapes.of(args[0]), domain, same_dim)):
         return _axis_reduce_role(stmt, shapes, same_dim, views)
     if stmt.prim == "getitem":
         return _slice_role(stmt, domain)
-    if stmt.prim in FILLS:
+    spec = primitive(stmt.prim)
+    if spec.fill is not None:
         return Role("fill", domain, [])
-    if stmt.prim in PASSES:
+    if spec.has(Kind.PASSES_VALUES):
         source = args[0]
         if not is_array_var(source):
             return Role("pass", domain, []) if stmt.prim in ("broadcast_to_shape", "unbroadcast") else None
@@ -68,7 +65,7 @@ def role_of(stmt, shapes, same_dim=None, views=None):
         return Role("pass", domain, [(source, Access.identity(len(domain)))]) if equal else None
     if not (has_kind(stmt.prim, Kind.ELEMENTWISE) or has_kind(stmt.prim, Kind.BROADCASTING)):
         return None
-    if stmt.prim in _INTEGER_UNSAFE and not target.type.is_float:
+    if spec.has(Kind.INTEGER_DIVISION) and not target.type.is_float:
         return None
     operands = []
     for arg in args:
@@ -82,6 +79,12 @@ def role_of(stmt, shapes, same_dim=None, views=None):
         else:
             return None
     return Role("map", domain, [read for read in operands if read is not None], operands)
+
+
+def _fused_reduction(prim):
+    """Whether a fused loop computes the reduction ``prim`` with an accumulator (sum, mean, max, min)."""
+    spec = primitive(prim)
+    return spec.has(Kind.REDUCTION) and spec.accumulator is not None
 
 
 def _slice_role(stmt, domain):
@@ -105,7 +108,7 @@ def _same_shape(dims, other, same_dim):
 
 def _reduce_role(stmt, shapes, same_dim, views):
     args = stmt.args
-    if stmt.prim in REDUCTIONS and stmt.params.get("axis") is None and len(args) == 1:
+    if _fused_reduction(stmt.prim) and stmt.params.get("axis") is None and len(args) == 1:
         x = args[0]
         if is_array_var(x) and x.type.is_float:
             domain = shapes.of(x)

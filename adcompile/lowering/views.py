@@ -2,7 +2,8 @@
 inside a fused loop.
 
 ``x[:, None, :]``, ``expand_axis(v, 1)`` (a ``keepdims`` result) and
-``broadcast_to_shape(v, like)`` (an axis reduction's adjoint) hold no element of their own:
+``broadcast_to_shape(v, like)`` (an axis reduction's adjoint; the primitives of Kind.AXIS_VIEW)
+hold no element of their own:
 a loop reading such a view at a point reads its source at the point's indices on the source's
 axes (``x[i, k]``, and index 0 on a length-1 axis that broadcasts). ``find_views`` lists them;
 a fused statement reads the source directly, ``drop_unread_views`` removes the views nothing
@@ -16,10 +17,8 @@ then the source still holds the view's elements wherever the view is read.
 from dataclasses import dataclass
 
 from ..ir.nodes import Assign, If, Var, walk
+from ..ir.primitives import Kind, has_kind
 from .domains import Access, is_array_var
-
-VIEW_PRIMS = ("getitem", "expand_axis", "broadcast_to_shape")
-
 
 @dataclass(frozen=True)
 class View:
@@ -34,7 +33,7 @@ def find_views(fn, shapes, assigns, written_memory):
     ``assigns``: assignments per variable (parameters count one)."""
     views = {}
     for stmt in walk(fn.body):
-        if not (isinstance(stmt, Assign) and stmt.prim in VIEW_PRIMS and is_array_var(stmt.target)):
+        if not (isinstance(stmt, Assign) and has_kind(stmt.prim, Kind.AXIS_VIEW) and is_array_var(stmt.target)):
             continue
         source, target = stmt.args[0], stmt.target
         if not is_array_var(source) or source.type.dtype != target.type.dtype:

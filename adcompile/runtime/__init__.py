@@ -3,10 +3,13 @@
 Generated source calls small helper functions as ``rt.NAME(...)`` after
 ``from adcompile.runtime import helpers as rt``.
 
-* :mod:`adcompile.runtime.helpers` holds the plain-numpy implementations.  It
-  does not import numba, so ``import adcompile`` stays fast and the plain
-  Python backend works without numba.
-* :mod:`adcompile.runtime.numba_impls` registers a numba ``overload`` for every
-  helper.  Import it once (before compiling generated code with
-  ``numba.njit``) and the very same generated source compiles in nopython mode.
+* :mod:`adcompile.runtime.kernels` holds the kernels by family (reductions, linear algebra,
+  scans, special functions, ...): each plain-numpy module beside its numba version.
+* :mod:`adcompile.runtime.helpers` gathers the plain-numpy kernels into the ``rt`` namespace.
+  It does not import numba, so ``import adcompile`` stays fast and the plain Python backend
+  works without numba.
+* :mod:`adcompile.runtime.numba_impls` imports the numba version of every family, which
+  registers a numba ``overload`` for every helper.  Import it once (before compiling
+  generated code with ``numba.njit``) and the very same generated source compiles in
+  nopython mode.
 """

@@ -1,21 +1,22 @@
 """Where numba keeps the compiled runtime helpers on disk: in adcompile's compile cache folder.
 
-The numba versions of the helpers (the kernels and overload implementations of
-:mod:`.numba_impls`, the ufuncs of :mod:`.special_kernels` and :mod:`.nonfinite`) are compiled
-with ``cache=True``, so a new process loads them instead of compiling them again for every
-signature. numba's own choice of folder would be ``__pycache__`` next to this package (not
-writable when the package is installed read-only), else ``~/.cache/numba``, and
-``NUMBA_CACHE_DIR`` before both. Those ignore adcompile's cache settings, so instead, once the
-backend has named its cache folder (:func:`use_cache_folder`), the helpers' files go to
-``<numba subfolder of the cache folder>/runtime-<digest>``: checked for trust like the rest of the
-cache, emptied by ``adcompile.clear_cache()``, process-private when ``ADCOMPILE_DISABLE_CACHE``
-is set, and written wherever the package is installed. The backend also hands over a ``gate``
-(:func:`use_cache_folder`), called with the folder before numba makes a helper's cache there
-and before each save: it makes the folder trusted (never a link) and has numba read and write
-its files only through the backend's checks (``backend/numba_cache.py``), so nothing is
-unpickled from that folder unchecked. ``<digest>`` covers the source of this
-package, so an edited helper never meets files compiled from its old text (numba's own staleness
-check looks only at the file that defines a function, not at the helpers it calls).
+The numba versions of the helpers (the kernels and overload implementations of the
+``kernels/*_numba.py`` modules, among them the special functions' ufuncs, and the ufuncs of
+:mod:`.nonfinite`) are compiled with ``cache=True``, so a new process loads them instead of
+compiling them again for every signature. numba's own choice of folder would be ``__pycache__``
+next to this package (not writable when the package is installed read-only), else
+``~/.cache/numba``, and ``NUMBA_CACHE_DIR`` before both. Those ignore adcompile's cache
+settings, so instead, once the backend has named its cache folder (:func:`use_cache_folder`),
+the helpers' files go to ``<numba subfolder of the cache folder>/runtime-<digest>``: checked for
+trust like the rest of the cache, emptied by ``adcompile.clear_cache()``, process-private when
+``ADCOMPILE_DISABLE_CACHE`` is set, and written wherever the package is installed. The backend
+also hands over a ``gate`` (:func:`use_cache_folder`), called with the folder before numba makes
+a helper's cache there and before each save: it makes the folder trusted (never a link) and has
+numba read and write its files only through the backend's checks (``backend/numba_cache.py``),
+so nothing is unpickled from that folder unchecked. ``<digest>`` covers the source of this
+package and its ``kernels`` folder, so an edited helper never meets files compiled from its old
+text (numba's own staleness check looks only at the file that defines a function, not at the
+helpers it calls).
 
 Importing this module does not import numba; :func:`install_locator` does.
 """
@@ -34,11 +35,13 @@ _runtime_digest = None
 
 
 def folder_digest(folders):
-    """sha256 (hex) over the ``*.py`` files of ``folders``: their names and contents."""
+    """sha256 (hex) over the ``*.py`` files of ``folders`` and their sub-folders: their paths
+    (relative to the folder) and contents."""
     digest = hashlib.sha256()
     for folder in folders:
-        for path in sorted(Path(folder).glob("*.py")):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        for path in sorted(Path(folder).rglob("*.py")):
+            name = path.relative_to(folder).as_posix()
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -66,7 +69,7 @@ def helper_cache_folder():
 
 def _is_runtime_source(path):
     try:
-        return Path(path).resolve().parent == RUNTIME_FOLDER
+        return RUNTIME_FOLDER in Path(path).resolve().parents
     except (OSError, ValueError):
         return False
 

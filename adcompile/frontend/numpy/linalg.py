@@ -98,7 +98,7 @@ def _diag(tr, args, kwargs, node):
 
 
 # ------------------------------------------------------------------ decompositions: eigh, svd, qr
-# Each returned array is a primitive of its own (ir/primitives/linalg_decompositions.py); a
+# Each returned array is a primitive of its own (ir/primitives/linalg/decompositions.py); a
 # stack of matrices is a loop over its matrices (linalg_stacks.py).
 def _matrix(tr, value, node, what):
     a = atom(tr, value, node)

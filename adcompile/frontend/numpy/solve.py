@@ -1,6 +1,6 @@
 """Handlers for np.linalg's solves and determinants: solve, inv, det, slogdet, cholesky, lstsq.
 
-Each is one primitive of ``ir/primitives/linalg_solve.py`` on float operands of one dtype
+Each is one primitive of ``ir/primitives/linalg/solve.py`` on float operands of one dtype
 (numba's LAPACK wrappers take no mixed or integer dtypes), except ``slogdet`` (the pair of
 ``slogdet_sign`` and ``logabsdet``) and ``lstsq`` (lowered to the normal equations).
 Stacks of matrices (more than 2-d operands, all but lstsq) become a loop over the matrices

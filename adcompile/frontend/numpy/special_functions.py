@@ -1,7 +1,7 @@
 """Handlers for special functions and predicates (see ``calls.py``): np.sinc, np.heaviside,
 np.nan_to_num, np.all/np.any (and the array methods), the ``scipy.special`` functions
 (resolved by ``scipy_special.py``). The ``math`` ones (erf, erfc, lgamma, gamma) are exactly
-one primitive each and need nothing here (``ir/primitives/special.py``).
+one primitive each and need nothing here (``ir/primitives/numeric/special.py``).
 
 Most are lowered onto existing primitives, so their derivatives of every order come for free:
 ``logit(p)`` is ``log(p) - log1p(-p)``, ``softmax`` and ``logsumexp`` subtract the maximum
@@ -13,6 +13,7 @@ import math
 from ...errors import TypeMismatchError, UnsupportedFunctionError
 from ...ir.builder import const
 from ...ir.nodes import Const
+from ...ir.primitives import PRIMITIVES
 from ..calls import atom, handler, static_int, _take
 from .reductions import _reduce
 from ..values import NoneValue
@@ -138,16 +139,18 @@ for _which in ("all", "any"):
 
 
 # ------------------------------------------------------------------ scipy.special
-def _unary_special(prim, **params):
+def _unary_special(prim, name=None, **params):
     def fn(tr, args, kwargs, node):
-        shown = "scipy.special." + prim
+        shown = "scipy.special." + (name or prim)
         x = _arguments(tr, args, kwargs, node, shown, ["x"])[0]
         return tr.emit(prim, [atom(tr, x, node)], node, **params)
     return fn
 
 
-for _name, _prim in {"erf": "erf", "erfc": "erfc", "gammaln": "gammaln", "gamma": "gamma", "expit": "expit"}.items():
-    handler("scipy.special." + _name)(_unary_special(_prim))
+# the scipy.special functions that are exactly one primitive, declared with it (``scipy=`` in ir/primitives/)
+for _spec in list(PRIMITIVES.values()):
+    for _name in _spec.scipy_names:
+        handler("scipy.special." + _name)(_unary_special(_spec.name, _name))
 handler("scipy.special.digamma", "scipy.special.psi")(_unary_special("polygamma", order=0))
 
 

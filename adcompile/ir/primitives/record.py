@@ -3,9 +3,10 @@
 A ``Primitive`` holds every fact the compiler needs about one op of the IR: how its result
 type follows from its arguments' types, the Python/numba expression it is emitted as, its
 kinds (what the passes and transforms may assume about it), its reverse and forward
-derivative rules, its batch rule (for a batch of tangents at once), and the numpy/math names the frontend lowers onto it. The family modules
-of this package declare them (``declare.define``); everyone else asks this table, never a
-name set of its own.
+derivative rules, its shape rule, its batch rule (for a batch of tangents at once), what the
+lowering may do with it (a fill, a fused accumulator), and the numpy/math names the frontend
+lowers onto it. The family modules of this package declare them (``declare.define``);
+everyone else asks this table, never a name set of its own.
 """
 import enum
 from dataclasses import dataclass
@@ -28,6 +29,20 @@ class Kind(enum.Enum):
     BOOKKEEPING = "reverse-mode bookkeeping (tapes, placeholders, trip counts): not a computation on values"
     CHECK = "a run-time check that raises on arguments that do not fit: kept though nothing reads its result"
     CONSTANT_FOLDED = "the frontend evaluates it on a constant argument with math.<name> at compile time"
+    FRESH = "an array result is always a new array, never memory of an argument (buffer reuse may take it)"
+    AXIS_VIEW = "may only place its first argument's elements along more axes: a fused loop reads it through that"
+    PASSES_VALUES = "between equal shapes the result holds the first argument's values: a fused loop reads that"
+    SHAPE_QUERY = "reads a length of its argument's shape (an int), never its values"
+    INTEGER_DIVISION = "on integers a zero divisor raises in a scalar loop (numpy's arrays give 0): never fused there"
+    NEW_FROM_SHAPE = "a new array made from lengths (or an argument's shape) and at most a fill value: cheap to move"
+
+
+@dataclass(frozen=True)
+class Accumulator:
+    """How a fused loop computes a reduction: an accumulator that starts at ``start`` and takes
+    each element by the primitive ``step`` (None: by addition)."""
+    start: float
+    step: Optional[str] = None
 
 
 ALL_ARGUMENTS = "all"  # ``linear_in`` of a primitive linear in every argument (concatenate, stack)
@@ -49,8 +64,13 @@ class Primitive:
     arity: Optional[int] = None  # number of arguments of the numpy/math functions below
     numpy_names: tuple = ()  # np.<name>(...) is exactly this primitive
     math_names: tuple = ()  # math.<name>(...) is exactly this primitive
+    scipy_names: tuple = ()  # scipy.special.<name>(x) is exactly this (unary) primitive
     # batch(b, args, batched, params, size) -> result with a trailing batch axis, or None (batching_rules.py)
     batch: Optional[Callable] = None
+    # shape(shapes, args, params) -> the result's tuple of Dim, or None when unknown (shape_rules.py)
+    shape: Optional[Callable] = None
+    fill: Optional[float] = None  # the value every element of the result holds (zeros_like: 0)
+    accumulator: Optional[Accumulator] = None  # how a fused loop reduces with it (sum, max, a dot)
 
     def has(self, kind):
         return kind in self.kinds

@@ -3,11 +3,12 @@ ternary functions (maximum, arctan2, where, clip, ...). Each primitive's reverse
 written right above its declaration; its forward rule follows from its ELEMENTWISE kind."""
 import math
 
-from ..nodes import const
-from .declare import (BROADCASTING_FUNCTION, CONSTANT_FOLDED, PIECEWISE_CONSTANT, RECOMPUTABLE, UNARY_FUNCTION,
+from ...nodes import const
+from ..declare import (BROADCASTING_FUNCTION, CONSTANT_FOLDED, PIECEWISE_CONSTANT, RECOMPUTABLE, UNARY_FUNCTION,
                       define)
-from .reverse_helpers import unary_vjp, zero_safe_scale, zero_where
-from .type_rules import elementwise, float_of_first, same_as_first, where_type
+from ..batching_rules import aligned, batched_copy
+from ..reverse_helpers import unary_vjp, zero_safe_scale, zero_where
+from ..type_rules import elementwise, float_of_first, same_as_first, where_type
 
 
 def _unary_function(name, vjp, kinds=UNARY_FUNCTION, math_name=None):
@@ -120,5 +121,10 @@ def _clip_vjp(b, g, out, args, params, active):
             zero_where(b, b.call("gt", x, hi), g) if active[2] else None]
 
 
+def _clip_batch(b, args, batched, params, size):
+    x = args[0] if batched[0] else batched_copy(b, args[0], size)
+    return b.emit("clip", aligned(b, [x] + args[1:], [True] + batched[1:]))
+
+
 define("clip", same_as_first, lambda t, p: "min(max(_0, _1), _2)" if t[0].ndim == 0 else "np.clip(_0, _1, _2)",
-       kinds=BROADCASTING_FUNCTION, vjp=_clip_vjp)
+       kinds=BROADCASTING_FUNCTION, vjp=_clip_vjp, batch=_clip_batch)

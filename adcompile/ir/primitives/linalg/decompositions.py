@@ -20,9 +20,10 @@ that they differentiate again:
 Repeated eigen/singular values make F infinite: the derivative of the vectors is undefined
 there (the values' derivative stays right).
 """
-from ..nodes import const
-from ..types import Type, to_float
-from .declare import RULE_ONLY, VIEW, define
+from ...nodes import const
+from ...types import Type, to_float
+from ..declare import RULE_ONLY, VIEW, define
+from ..shape_rules import same_as_argument
 
 
 def _float_matrix(types, params, consts=None):
@@ -102,8 +103,10 @@ def _eigh_vectors_jvp(b, tangents, out, args, params, prim):
     return _mm(b, out, b.mul(gaps, projected))
 
 
-define("eigh_values", _float_vector, "np.linalg.eigvalsh(_0)", vjp=_eigh_values_vjp, jvp=_eigh_values_jvp)
-define("eigh_vectors", _float_matrix, "np.linalg.eigh(_0)[1]", vjp=_eigh_vectors_vjp, jvp=_eigh_vectors_jvp)
+define("eigh_values", _float_vector, "np.linalg.eigvalsh(_0)", vjp=_eigh_values_vjp, jvp=_eigh_values_jvp,
+       shape=lambda shapes, args, params: shapes.of(args[0])[:-1])
+define("eigh_vectors", _float_matrix, "np.linalg.eigh(_0)[1]", vjp=_eigh_vectors_vjp, jvp=_eigh_vectors_jvp,
+       shape=same_as_argument(0))
 
 
 # ------------------------------------------------------------------ svd

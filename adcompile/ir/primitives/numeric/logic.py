@@ -1,6 +1,6 @@
 """Comparisons and boolean logic: bool-valued, so never differentiable."""
-from .declare import BROADCASTING, CHEAP_AND_SAFE, PIECEWISE_CONSTANT, RECOMPUTABLE, define
-from .type_rules import predicate
+from ..declare import BROADCASTING, CHEAP_AND_SAFE, PIECEWISE_CONSTANT, RECOMPUTABLE, define
+from ..type_rules import predicate
 
 _COMPARISONS = {"lt": ("<", "less"), "le": ("<=", None), "gt": (">", "greater"), "ge": (">=", None),
                 "eq": ("==", "equal"), "ne": ("!=", None)}

@@ -4,11 +4,11 @@
 (runtime/nonfinite.py): rules apply derivatives that are infinite at a point through them,
 so that a zero cotangent contributes zero (see reverse_helpers.py).
 """
-from ..nodes import Const, const
-from .declare import (BROADCASTING_FUNCTION, CHEAP_AND_SAFE, ELEMENTWISE, NON_DIFFERENTIABLE, RECOMPUTABLE,
-                      RULE_ONLY, define)
-from .reverse_helpers import is_nonzero_constant
-from .type_rules import elementwise, same_as_first
+from ...nodes import Const, const
+from ..declare import (BROADCASTING_FUNCTION, CHEAP_AND_SAFE, ELEMENTWISE, INTEGER_DIVISION, NON_DIFFERENTIABLE,
+                      RECOMPUTABLE, RULE_ONLY, define)
+from ..reverse_helpers import is_nonzero_constant
+from ..type_rules import elementwise, same_as_first
 
 
 def _add_vjp(b, g, out, args, params, active):
@@ -98,8 +98,9 @@ define("div", elementwise(float_result=True), "_0 / _1", kinds=BROADCASTING_FUNC
        vjp=_div_vjp, arity=2, numpy=("divide", "true_divide"))
 define("pow", elementwise(), "_0 ** _1", kinds=BROADCASTING_FUNCTION, vjp=_pow_vjp,
        arity=2, numpy=("power",), math=("pow",))
-define("floordiv", elementwise(), "_0 // _1", kinds=BROADCASTING_FUNCTION | {NON_DIFFERENTIABLE})
-define("mod", elementwise(), "_0 % _1", kinds=BROADCASTING_FUNCTION, vjp=_mod_vjp,
+# integer // and % by zero raise in a scalar loop where numpy gives 0 with a warning: INTEGER_DIVISION
+define("floordiv", elementwise(), "_0 // _1", kinds=BROADCASTING_FUNCTION | {NON_DIFFERENTIABLE, INTEGER_DIVISION})
+define("mod", elementwise(), "_0 % _1", kinds=BROADCASTING_FUNCTION | {INTEGER_DIVISION}, vjp=_mod_vjp,
        arity=2, numpy=("mod", "remainder"))
 define("neg", same_as_first, "-_0", kinds={ELEMENTWISE} | _CHEAP, vjp=_neg_vjp,
        arity=1, numpy=("negative",))

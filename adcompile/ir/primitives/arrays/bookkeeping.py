@@ -1,9 +1,9 @@
 """Reverse-mode bookkeeping: placeholders that give a not-yet-assigned variable its type, tapes
 for values saved in loops, and loop trip counts. Not computations on values."""
-from ..types import I8, NONE_T
-from .declare import ALLOCATION, BOOKKEEPING, NON_DIFFERENTIABLE, RULE_ONLY, define
-from .emission import placeholder_text
-from .type_rules import fixed
+from ...types import I8, NONE_T
+from ..declare import ALLOCATION, BOOKKEEPING, NON_DIFFERENTIABLE, RULE_ONLY, define
+from ..emission import placeholder_text
+from ..type_rules import fixed
 
 define("placeholder", lambda t, p, c=None: p["type"], lambda t, p: placeholder_text(p["type"]),
        kinds=ALLOCATION | {BOOKKEEPING, RULE_ONLY})

@@ -3,10 +3,10 @@
 ``np.convolve``/``np.correlate`` in every mode are slices of the full convolution (the
 frontend lowers them, numpy_signals.py), so one bilinear primitive carries their derivatives.
 """
-from ..nodes import const
-from ..types import INT64, Type, promote_dtypes
-from .declare import BILINEAR, NON_DIFFERENTIABLE, define
-from .reverse_helpers import getitem
+from ...nodes import const
+from ...types import INT64, Type, promote_dtypes
+from ..declare import BILINEAR, NON_DIFFERENTIABLE, define
+from ..reverse_helpers import getitem
 
 _REVERSED = ("slice", None, None, const(-1))
 

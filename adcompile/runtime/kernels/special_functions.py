@@ -2,7 +2,7 @@
 
 These are the plain-Python versions, run by the ``python`` backend: thin wrappers over
 ``scipy.special`` (imported on first call, so ``import adcompile`` stays fast). numba has no
-``scipy.special``; ``special_kernels.py`` registers numba versions of these same functions
+``scipy.special``; ``special_functions_numba.py`` registers numba versions of these same functions
 (scalar kernels from ``math`` plus series for the polygamma functions, applied elementwise by
 numba ufuncs). All work on scalars and arrays of any shape and keep float32 as float32.
 """
@@ -19,6 +19,11 @@ def erf(x):
 
 def erfc(x):
     return _scipy_special().erfc(x)
+
+
+def erfcx(x):
+    """``exp(x**2) * erfc(x)``, without overflow for large ``x``."""
+    return _scipy_special().erfcx(x)
 
 
 def gammaln(x):
@@ -47,3 +52,6 @@ def expit(x):
 def xlogy(x, y):
     """``x * log(y)``, and 0 where ``x == 0`` (even at ``y == 0``)."""
     return _scipy_special().xlogy(x, y)
+
+
+__all__ = ["erf", "erfc", "erfcx", "gammaln", "gamma", "polygamma", "expit", "xlogy"]

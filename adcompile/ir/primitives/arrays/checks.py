@@ -7,9 +7,10 @@
     may_share_memory      whether two arrays' memory may overlap: decides whether a loop may
                           write one while reading the other (lowering/slice_writes.py)
 """
-from ..types import Type
-from .declare import CHECK, NON_DIFFERENTIABLE, RULE_ONLY, define
-from .type_rules import fixed
+from ...nodes import const
+from ...types import Type
+from ..declare import CHECK, NON_DIFFERENTIABLE, RULE_ONLY, define
+from ..type_rules import fixed
 
 _PREDICATE = fixed(Type("b1"))
 
@@ -22,5 +23,12 @@ def _assertion_template(types, params):
     return f"rt.check_assertion(_0, {message})"
 
 
-define("check_assertion", _PREDICATE, _assertion_template, kinds={CHECK, NON_DIFFERENTIABLE})
+def _assertion_batch(b, args, batched, params, size):
+    """``assert test`` of every member at once: the test holds for all of them (the result,
+    which nothing reads, is given the batch axis the transform expects)."""
+    holds = b.call("eq", b.call("sum", b.call("not", args[0])), const(0))
+    return b.emit("full", [size, b.emit("check_assertion", [holds], **params)])
+
+
+define("check_assertion", _PREDICATE, _assertion_template, kinds={CHECK, NON_DIFFERENTIABLE}, batch=_assertion_batch)
 define("may_share_memory", _PREDICATE, "rt.may_share_memory(_0, _1)", kinds={NON_DIFFERENTIABLE, RULE_ONLY})

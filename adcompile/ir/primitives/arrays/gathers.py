@@ -4,9 +4,9 @@
 added at the rows ``idx`` of axis 0, repeated indices accumulating. It is linear in ``x`` and
 ``v``; the cotangent of ``v`` gathers the rows ``g[idx]``.
 """
-from ..types import INT64, Type, promote_dtypes
-from .declare import ALLOCATION, NON_DIFFERENTIABLE, define
-from .reverse_helpers import getitem
+from ...types import INT64, Type, promote_dtypes
+from ..declare import ALLOCATION, NON_DIFFERENTIABLE, define
+from ..reverse_helpers import getitem
 
 
 def _index_add_vjp(b, g, out, args, params, active):

@@ -1,11 +1,11 @@
-"""numba versions of the special functions of :mod:`adcompile.runtime.special`.
+"""numba versions of the special functions of ``special_functions.py``.
 
 numba has no ``scipy.special``. Each function here is a scalar kernel (``math.erf``,
 ``math.lgamma``, ... where numba has one; series for the polygamma functions) turned into a
 numba ufunc when generated code first uses it, so that it applies elementwise to scalars and
-arrays of any shape, broadcasts (``xlogy``) and fuses into the surrounding array expression. An ``overload`` of each plain
-function of ``special.py`` calls the ufunc, so generated code (``rt.erf(x)``) compiles under
-``numba.njit``. Imported by ``numba_impls.py``.
+arrays of any shape, broadcasts (``xlogy``) and fuses into the surrounding array expression. An
+``overload`` of each plain function of ``special_functions.py`` calls the ufunc, so generated
+code (``rt.erf(x)``) compiles under ``numba.njit``. Imported by ``runtime/numba_impls.py``.
 """
 import functools
 import math
@@ -14,7 +14,8 @@ import numpy as np
 from numba import njit, types, vectorize
 from numba.extending import overload
 
-from . import helper_cache, special
+from .. import helper_cache
+from . import special_functions as special
 
 helper_cache.install_locator()  # before cache=True below: the files go to adcompile's cache
 
@@ -100,6 +101,20 @@ def erfc_kernel(x):
     return math.erfc(x)
 
 
+def erfcx_kernel(x):
+    y = np.float64(x)  # exp(y * y) in float32 would overflow from |x| = 9.4
+    if y < 12.0:
+        return math.exp(y * y) * math.erfc(y)
+    # the asymptotic series 1 / (y sqrt(pi)) * sum_k (-1)^k (2k - 1)!! / (2 y^2)^k, exact to double
+    # precision from y = 12 with 12 terms (and 0 at y = inf)
+    t = 1.0 / (2.0 * y * y)
+    term, total = 1.0, 1.0
+    for k in range(1, 13):
+        term *= -(2 * k - 1) * t
+        total += term
+    return total / (y * math.sqrt(math.pi))
+
+
 def gammaln_kernel(x):
     return _gammaln(x)
 
@@ -156,8 +171,9 @@ def _overload_binary(function, kernel, signatures, float_positions):
         return lambda x, y: ufunc(x, y)
 
 
-for _function, _kernel in ((special.erf, erf_kernel), (special.erfc, erfc_kernel), (special.gammaln, gammaln_kernel),
-                           (special.gamma, gamma_kernel), (special.expit, expit_kernel)):
+for _function, _kernel in ((special.erf, erf_kernel), (special.erfc, erfc_kernel), (special.erfcx, erfcx_kernel),
+                           (special.gammaln, gammaln_kernel), (special.gamma, gamma_kernel),
+                           (special.expit, expit_kernel)):
     _overload_unary(_function, _kernel)
 _overload_binary(special.xlogy, xlogy_kernel, _BINARY, (0, 1))
 _overload_binary(special.polygamma, polygamma_kernel, _ORDER, (0,))

@@ -1,12 +1,17 @@
 """Reductions (sum, mean, prod, max, min, norm), index-valued reductions (argmax, argmin,
 argsort) and cumulative sums. ``axis`` is None (everything, a scalar result) or one
 non-negative int."""
-from ..nodes import const
-from ..types import INT64, Type, to_float
-from .declare import NON_DIFFERENTIABLE, REDUCTION, RULE_ONLY, define
-from .reverse_helpers import spread, zero_safe_scale, zero_where
-from .structural_jvp import weighted_reduction_jvp
-from .type_rules import float_reduction, reduction, same_as_first
+from ...nodes import const
+from ...types import INT64, Type, to_float
+from ..batching_rules import reduction_batch, unbatched_view
+from ..declare import FRESH, NON_DIFFERENTIABLE, REDUCTION, RULE_ONLY, Accumulator, define
+from ..reverse_helpers import spread, zero_safe_scale, zero_where
+from ..structural_jvp import weighted_reduction_jvp
+from ..shape_rules import flattened, same_as_argument
+from ..type_rules import float_reduction, reduction, same_as_first
+
+_REDUCTION = {REDUCTION, FRESH}
+_SUMMED = Accumulator(0.0)  # a fused loop adds each element into an accumulator starting at 0
 
 
 def _count(b, x, axis):
@@ -27,8 +32,9 @@ def _mean_vjp(b, g, out, args, params, active):
     return [spread(b, b.div(g, _count(b, x, axis)), x, axis)]
 
 
-define("sum", reduction, _by_axis("sum"), kinds={REDUCTION}, vjp=_sum_vjp, linear_in=(0,))
-define("mean", float_reduction, _by_axis("mean"), kinds={REDUCTION}, vjp=_mean_vjp, linear_in=(0,))
+define("sum", reduction, _by_axis("sum"), kinds=_REDUCTION, vjp=_sum_vjp, linear_in=(0,), accumulator=_SUMMED)
+define("mean", float_reduction, _by_axis("mean"), kinds=_REDUCTION, vjp=_mean_vjp, linear_in=(0,),
+       accumulator=_SUMMED)
 
 
 def _prod_vjp(b, g, out, args, params, active):
@@ -64,11 +70,20 @@ def _norm_vjp(b, g, out, args, params, active):
     return [b.mul(zero_safe_scale(b, g, out), args[0])]
 
 
-define("prod", reduction, _by_axis("prod"), kinds={REDUCTION}, vjp=_prod_vjp, jvp=weighted_reduction_jvp)
-define("max", reduction, _by_axis("max"), kinds={REDUCTION}, vjp=_extremum_vjp, jvp=weighted_reduction_jvp)
-define("min", reduction, _by_axis("min"), kinds={REDUCTION}, vjp=_extremum_vjp, jvp=weighted_reduction_jvp)
+def _norm_batch(b, args, batched, params, size):
+    x = args[0]
+    if x.type.ndim == 1:
+        return b.call("abs", x)
+    return b.call("sqrt", reduction_batch("sum")(b, [b.mul(x, x)], batched, {}, size))
+
+
+define("prod", reduction, _by_axis("prod"), kinds=_REDUCTION, vjp=_prod_vjp, jvp=weighted_reduction_jvp)
+define("max", reduction, _by_axis("max"), kinds=_REDUCTION, vjp=_extremum_vjp, jvp=weighted_reduction_jvp,
+       accumulator=Accumulator(float("-inf"), "maximum"))
+define("min", reduction, _by_axis("min"), kinds=_REDUCTION, vjp=_extremum_vjp, jvp=weighted_reduction_jvp,
+       accumulator=Accumulator(float("inf"), "minimum"))
 define("norm", lambda t, p, c=None: Type(to_float(t[0].dtype), 0), "np.linalg.norm(_0)", kinds={REDUCTION},
-       vjp=_norm_vjp, jvp=weighted_reduction_jvp)
+       vjp=_norm_vjp, jvp=weighted_reduction_jvp, batch=_norm_batch)
 
 
 # The position of the largest/smallest element (flat, or along ``axis``), the sorting
@@ -97,6 +112,19 @@ def _cumsum_adjoint_vjp(b, g, out, args, params, active):
     return [b.call("cumsum", g)]
 
 
-define("cumsum", lambda t, p, c=None: Type(t[0].dtype, 1), "np.cumsum(_0)", vjp=_cumsum_vjp, linear_in=(0,))
+def _flat_cumsum_batch(b, args, batched, params, size):
+    """``np.cumsum`` flattens: the members' elements in rows, summed down the rows."""
+    x = args[0]
+    if x.type.ndim > 2:
+        x = b.call("reshape", x, b.call("size", unbatched_view(b, x)), size)
+    return b.call("cumsum_axis", x, axis=0)
+
+
+def _flat_cumsum_adjoint_batch(b, args, batched, params, size):
+    return b.call("cumsum_axis_adjoint", args[0], axis=0)
+
+
+define("cumsum", lambda t, p, c=None: Type(t[0].dtype, 1), "np.cumsum(_0)", kinds={FRESH}, vjp=_cumsum_vjp,
+       linear_in=(0,), shape=flattened, batch=_flat_cumsum_batch)
 define("cumsum_adjoint", same_as_first, "rt.cumsum_adjoint(_0)", kinds={RULE_ONLY}, vjp=_cumsum_adjoint_vjp,
-       linear_in=(0,))
+       linear_in=(0,), shape=same_as_argument(0), batch=_flat_cumsum_adjoint_batch)

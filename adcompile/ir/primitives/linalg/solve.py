@@ -13,9 +13,10 @@ and a cotangent g of the result:
 numpy's cholesky reads only the lower triangle of A, so its derivative is taken with respect
 to that triangle (the upper one gets a zero cotangent), as numpy's value depends on it.
 """
-from ..types import Type, promote_dtypes, to_float
-from .declare import NON_DIFFERENTIABLE, RULE_ONLY, define
-from .type_rules import float_of_first
+from ...types import Type, promote_dtypes, to_float
+from ..declare import NON_DIFFERENTIABLE, RULE_ONLY, define
+from ..shape_rules import same_as_argument
+from ..type_rules import float_of_first
 
 
 def _float_scalar(types, params, consts=None):
@@ -45,7 +46,20 @@ def _solve_jvp(b, tangents, out, args, params, prim):
     return b.call("solve", args[0], rhs)
 
 
-define("solve", _solve_type, "np.linalg.solve(_0, _1)", vjp=_solve_vjp, jvp=_solve_jvp)
+def _solve_batch(b, args, batched, params, size):
+    """``solve(a, B)``: the members are right-hand sides, solved together."""
+    a, rhs = args
+    if batched[0]:
+        return None
+    if rhs.type.ndim == 2:
+        return b.call("solve", a, rhs)
+    n, p = b.call("dim", rhs, axis=0), b.call("dim", rhs, axis=1)
+    solved = b.call("solve", a, b.call("reshape", rhs, n, b.mul(p, size)))
+    return b.call("reshape", solved, n, p, size)
+
+
+define("solve", _solve_type, "np.linalg.solve(_0, _1)", vjp=_solve_vjp, jvp=_solve_jvp, shape=same_as_argument(1),
+       batch=_solve_batch)
 
 
 def _inv_vjp(b, g, out, args, params, active):
@@ -57,7 +71,7 @@ def _inv_jvp(b, tangents, out, args, params, prim):
     return b.neg(b.call("matmul", b.call("matmul", out, tangents[0]), out))
 
 
-define("inv", float_of_first, "np.linalg.inv(_0)", vjp=_inv_vjp, jvp=_inv_jvp)
+define("inv", float_of_first, "np.linalg.inv(_0)", vjp=_inv_vjp, jvp=_inv_jvp, shape=same_as_argument(0))
 
 
 def _inverse_transposed(b, a):
@@ -118,4 +132,5 @@ def _cholesky_jvp(b, tangents, out, args, params, prim):
     return b.call("matmul", out, b.call("tril_half_diagonal", _solve_both_sides(b, out, sym)))
 
 
-define("cholesky", float_of_first, "np.linalg.cholesky(_0)", vjp=_cholesky_vjp, jvp=_cholesky_jvp)
+define("cholesky", float_of_first, "np.linalg.cholesky(_0)", vjp=_cholesky_vjp, jvp=_cholesky_jvp,
+       shape=same_as_argument(0))

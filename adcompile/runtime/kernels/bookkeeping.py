@@ -1,0 +1,99 @@
+"""Reverse-mode bookkeeping and run-time checks, as plain numpy.
+
+The kernels: range_len, new_tape, push, zeros_like_any, cast_like, section_length,
+check_assertion, may_share_memory.
+
+Generated code calls these as ``rt.<name>`` (``runtime/helpers.py`` gathers them); run as Python
+it calls these, compiled by numba the overloads of ``bookkeeping_numba.py`` beside this file. Each
+docstring is the contract both follow. This module does not import numba.
+"""
+import operator
+
+import numpy as np
+
+from .broadcasting import grad_dtype
+
+
+def check_assertion(condition, message):
+    """The user's ``assert condition, message``: raise ``AssertionError(message)`` (without
+    arguments when ``message`` is None) if ``condition`` is false; else True."""
+    if not condition:
+        raise AssertionError() if message is None else AssertionError(message)
+    return True
+
+
+def may_share_memory(a, b):
+    """Whether the memory of arrays ``a`` and ``b`` may overlap (their address ranges do).
+
+    A loop that writes ``a`` element by element while reading ``b`` runs only when they
+    cannot (``lowering/slice_writes.py``); numpy's ``may_share_memory``, which numba lacks.
+    """
+    return bool(np.may_share_memory(a, b))
+
+
+def section_length(n, sections):
+    """``n // sections``, the length of each part of ``np.split(x, sections)`` along an axis
+    of length ``n``; ValueError when ``n`` is not divisible (as numpy's np.split)."""
+    if sections <= 0 or n % sections:
+        raise ValueError("array split does not result in an equal division")
+    return n // sections
+
+
+def range_len(start, stop, step):
+    """``len(range(start, stop, step))``; ValueError if ``step == 0``."""
+    return len(range(operator.index(start), operator.index(stop), operator.index(step)))
+
+
+def new_tape(like):
+    """New empty tape (a list used as a stack) for values of ``like``'s type.
+
+    ``like`` is a scalar (float, int, bool) or an array; only its type
+    matters.  In numba the element type is: the scalar's type, or an array
+    of ``like``'s dtype and ndim in any layout.  Push values with
+    :func:`push`; pop with ``tape.pop()``.
+    """
+    return []
+
+
+def push(tape, v):
+    """Push ``v`` onto a tape made by :func:`new_tape`; returns None.
+
+    Values go on the tape as they are, views included, on both backends: the
+    reverse sweep relies on it (it restores a view's base before it reads
+    the view).  This is not a snapshot: if ``v`` is mutated in place later
+    and not restored, push a copy.
+    """
+    tape.append(v)
+
+
+def zeros_like_any(x):
+    """Zero gradient for ``x``.
+
+    Array: new ``np.zeros(x.shape, x.dtype)`` (the same dtype, even for ints).
+    Scalar: ``0`` of ``x``'s dtype when ``x`` is a float/complex (a numpy
+    float32 scalar gives ``np.float32(0)``), otherwise ``0.0`` (float64).
+    """
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, dtype=x.dtype)
+    if isinstance(x, (np.floating, np.complexfloating)):
+        return x.dtype.type(0)
+    if isinstance(x, complex):
+        return 0j
+    return 0.0
+
+
+def cast_like(g, x):
+    """``g`` converted to the gradient dtype of ``x``.
+
+    That is ``x``'s dtype when floating/complex (a float32 ``x`` keeps a
+    float32 gradient), else float64.  A scalar ``g`` gives a numpy scalar, an
+    array ``g`` an array (``g`` itself when its dtype already matches).
+    """
+    dt = grad_dtype(x)
+    if isinstance(g, np.ndarray):
+        return g.astype(dt, copy=False)
+    return dt.type(g)
+
+
+__all__ = ["check_assertion", "may_share_memory", "section_length", "range_len", "new_tape", "push",
+           "zeros_like_any", "cast_like"]

@@ -1,0 +1,155 @@
+"""numba versions of the kernels of ``bookkeeping.py`` (reverse-mode bookkeeping and run-time checks).
+
+Importing this module registers, with ``numba.extending.overload``, a nopython implementation of
+each function of ``bookkeeping.py``, so that generated code calling ``rt.<name>`` compiles under
+``numba.njit``; the loops are small ``njit`` kernels, cached on disk (``numba_support.py``).
+"""
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from . import bookkeeping
+from .numba_support import OPTS, fail, grad_dtype, is_array, is_scalar, kernel, np_dtype
+
+
+@overload(bookkeeping.check_assertion, jit_options=OPTS, prefer_literal=True)
+def _ol_check_assertion(condition, message):
+    """The message is a string literal of the generated code (or None): raised as a constant."""
+    if isinstance(message, types.NoneType) or message is None:
+        def impl(condition, message):
+            if not condition:
+                raise AssertionError()
+            return True
+        return impl
+    if not isinstance(message, types.StringLiteral):
+        return fail("check_assertion", condition, message)
+    text = message.literal_value
+
+    def impl(condition, message):
+        if not condition:
+            raise AssertionError(text)
+        return True
+
+    return impl
+
+
+@kernel
+def _address_range(start, shape, strides, itemsize):
+    """[low, high) of the bytes an array with this start address, shape and strides touches."""
+    low, high = start, start + itemsize
+    for axis in range(len(shape)):
+        reach = (shape[axis] - 1) * strides[axis]
+        if reach < 0:
+            low += reach
+        else:
+            high += reach
+    return low, high
+
+
+@overload(bookkeeping.may_share_memory, jit_options=OPTS)
+def _ol_may_share_memory(a, b):
+    if not (is_array(a) and is_array(b)):
+        return fail("may_share_memory", a, b)
+
+    def impl(a, b):
+        if a.size == 0 or b.size == 0:
+            return False
+        a_low, a_high = _address_range(a.ctypes.data, a.shape, a.strides, a.itemsize)
+        b_low, b_high = _address_range(b.ctypes.data, b.shape, b.strides, b.itemsize)
+        return a_low < b_high and b_low < a_high
+
+    return impl
+
+
+# ------------------------------------------------------- tapes, counts and casts
+
+
+@overload(bookkeeping.range_len, jit_options=OPTS)
+def _ol_range_len(start, stop, step):
+    if not all(isinstance(t, types.Integer) for t in (start, stop, step)):
+        return fail("range_len", start, stop, step)
+
+    def impl(start, stop, step):
+        lo = np.int64(start)
+        hi = np.int64(stop)
+        st = np.int64(step)
+        if st == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        if st > 0:
+            n = (hi - lo + st - 1) // st
+        else:
+            n = (lo - hi - st - 1) // (-st)
+        return n if n > 0 else np.int64(0)
+
+    return impl
+
+
+@overload(bookkeeping.new_tape, jit_options=OPTS)
+def _ol_new_tape(like):
+    if is_array(like):
+        dt = np_dtype(like)
+        shape0 = (0,) * like.ndim
+
+        def impl_array(like):
+            # any layout (a reversed slice step gives numba's 'A'), so that a view goes on
+            # the tape as the view, as in Python: the backward sweep restores its base
+            tape = [np.empty(shape0, dt)[::-1]]
+            tape.pop()
+            return tape
+
+        return impl_array
+    if is_scalar(like):
+
+        def impl_scalar(like):
+            tape = [like]
+            tape.pop()
+            return tape
+
+        return impl_scalar
+    return fail("new_tape", like)
+
+
+@overload(bookkeeping.push, jit_options=OPTS)
+def _ol_push(tape, v):
+    def impl(tape, v):
+        tape.append(v)
+
+    return impl
+
+
+@overload(bookkeeping.zeros_like_any, jit_options=OPTS)
+def _ol_zeros_like_any(x):
+    if is_array(x):
+        dt = np_dtype(x)
+        return lambda x: np.zeros(x.shape, dt)
+    if isinstance(x, (types.Float, types.Complex)):
+        zero = np_dtype(x).type(0)
+        return lambda x: zero
+    if is_scalar(x):
+        return lambda x: 0.0
+    return fail("zeros_like_any", x)
+
+
+@overload(bookkeeping.cast_like, jit_options=OPTS)
+def _ol_cast_like(g, x):
+    if not (is_scalar(x) or is_array(x)):
+        return fail("cast_like", g, x)
+    dt = grad_dtype(x)
+    ctor = dt.type
+    if is_array(g):
+        if np_dtype(g) == dt:
+            return lambda g, x: g
+        return lambda g, x: g.astype(ctor)
+    if is_scalar(g):
+        return lambda g, x: ctor(g)
+    return fail("cast_like", g, x)
+
+
+@overload(bookkeeping.section_length, jit_options=OPTS)
+def _ol_section_length(n, sections):
+    def impl(n, sections):
+        if sections <= 0 or n % sections:
+            raise ValueError("array split does not result in an equal division")
+        return n // sections
+
+    return impl
