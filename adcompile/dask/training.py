@@ -24,7 +24,7 @@ weighted by the rows each group trained on, with a tree reduction on the workers
 import numpy as np
 
 from ..errors import CallError
-from ..module_compiler.functions import flat_arguments, flat_function
+from ..module_compiler import flat_arguments, flat_function
 from ..modules.step_counters import advance, step_counters
 from ..training.loops import (_backend, _batch_names, _check_model, _Program, _python_function, _trainable_entries,
                         batch_order)

@@ -9,7 +9,7 @@ gives:
 * a submodule: another ModuleValue (a Sequential or ModuleList is also a tuple of its
   submodules, so it can be iterated, indexed and passed to ``len``);
 * ``self.training`` and plain attributes (sizes, flags, strings, tuples): compile-time
-  constants; the compiled function is specialised on them (``module_compile.module_key``);
+  constants; the compiled function is specialised on them (``tree_keys.module_key``);
 * a method: inlined with ``self`` bound, as ``forward`` is when the module is called.
 
 A module that is not an argument (a global or closure) is read as a constant: its arrays
