@@ -16,14 +16,14 @@ from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
 from ..ir.types import B1, F8, NUMPY_NAME, Type
 from ..passes.constant_conditions import resolve_constant_conditions
 from .external_reads import Scope
-from .expressions import ExpressionTranslation
-from .early_exits import lower_jumps
-from .parse_tables import _kind, _Retry, until_types_settle
+from .translator.expressions import ExpressionTranslation
+from .translator.early_exits import lower_jumps
+from .translator.tables import _kind, _Retry, until_types_settle
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .source import FunctionSource
 from .static_values import StaticStr
-from .statements import StatementTranslation
-from .targets import subscript_target
+from .translator.statements import StatementTranslation
+from .translator.targets import subscript_target
 from .values import NONE, MethodRef, NoneValue, TupleValue, refers_to
 from ..ir.indexing import FULL_SLICE
 
@@ -61,8 +61,8 @@ class Translator(StatementTranslation, ExpressionTranslation):
         self.released = set()
 
     def new_callee(self, pyfunc):
-        """A plain Translator for a function inlined into this one (``inline.py``), sharing the
-        names and type hints; ``inline.py`` binds the rest."""
+        """A plain Translator for a function inlined into this one (``translator/inline.py``), sharing the
+        names and type hints; ``translator/inline.py`` binds the rest."""
         callee = Translator.__new__(Translator)
         Translator.__init__(callee, pyfunc, [], namer=self.namer, hints=self.hints)
         callee.external_reads = self.external_reads

@@ -21,9 +21,9 @@ import weakref
 
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..frontend.extensions import register_attribute_handler, register_classifier
-from ..frontend.inline import _inline, bind_arguments
+from ..frontend.translator.inline import _inline, bind_arguments
 from ..frontend.parse import Translator
-from ..frontend.parse_tables import until_types_settle
+from ..frontend.translator.tables import until_types_settle
 from ..frontend.resolve import UserFunction
 from ..frontend.values import NONE, TupleValue
 from ..ir.builder import Namer, const
@@ -138,7 +138,7 @@ class BoundMethod:
 
 
 def inline_method(tr, function, owner, args, kwargs, node):
-    """Inline ``function(owner, *args, **kwargs)`` (see frontend/inline.py). The same method
+    """Inline ``function(owner, *args, **kwargs)`` (see frontend/translator/inline.py). The same method
     may appear nested for different modules (a Sequential in a Sequential); only the same
     method of the same module again is a recursion."""
     key = (function, id(owner.module))
