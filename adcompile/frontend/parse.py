@@ -75,25 +75,32 @@ class Translator(StatementTranslation, ExpressionTranslation):
 
     # ------------------------------------------------------------------ entry
     def translate(self):
+        names = self.parameter_names()
+        if len(names) != len(self.arg_types):
+            raise AssertionError("signature length mismatch")
+        return self.translate_body([self.bind_parameter(name, type_) for name, type_ in zip(names, self.arg_types)])
+
+    def parameter_names(self):
+        """The function's parameter names, reserved in the namer (plain positional ones only)."""
         node = self.src.node
         args = node.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise self.error("star-args, keyword-only and positional-only parameters are not supported",
                              node, UnsupportedSyntaxError)
         names = [a.arg for a in args.args]
-        if len(names) != len(self.arg_types):
-            raise AssertionError("signature length mismatch")
-        params = []
-        for name, type_ in zip(names, self.arg_types):
+        for name in names:
             self.namer.reserve(name)
-            if isinstance(type_, NoneValue) or type_ is None or type_.dtype == "none":
-                self.env[name] = NONE
-                params.append(Var(name, Type("none")))
-                continue
-            var = Var(name, type_)
-            params.append(var)
-            self.env[name] = var
-        return self.translate_body(params)
+        return names
+
+    def bind_parameter(self, name, type_):
+        """The IR parameter ``name`` of type ``type_``, bound to the name (``None`` for an
+        argument given as None)."""
+        if isinstance(type_, NoneValue) or type_ is None or type_.dtype == "none":
+            self.env[name] = NONE
+            return Var(name, Type("none"))
+        var = Var(name, type_)
+        self.env[name] = var
+        return var
 
     def widen_parameters(self, params, node):
         """A parameter that a loop assigns a wider dtype (a float32 array given float64 values)

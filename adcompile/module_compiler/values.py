@@ -204,14 +204,7 @@ def translate_with_modules(pyfunc, slots, flat_types, name=None):
 
 
 def _translate(tr, slots, flat_types, name):
-    node = tr.src.node
-    args = node.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-        raise tr.error("star-args, keyword-only and positional-only parameters are not supported",
-                       node, UnsupportedSyntaxError)
-    names = [a.arg for a in args.args]
-    for arg_name in names:
-        tr.namer.reserve(arg_name)
+    names = tr.parameter_names()
     params = []
     types = iter(flat_types)
     for arg_name, slot in zip(names, slots):
@@ -223,9 +216,6 @@ def _translate(tr, slots, flat_types, name):
                 params.append(var)
             tr.env[arg_name] = module_value(slot.module, "" if arg_name == "self" else arg_name + ".", leaves)
             continue
-        type_ = next(types)
-        var = Var(arg_name, type_)
-        params.append(var)
-        tr.env[arg_name] = NONE if type_.dtype == "none" else var
+        params.append(tr.bind_parameter(arg_name, next(types)))
     return tr.translate_body(params, name)
 
