@@ -26,7 +26,7 @@ __all__ += ["Function", "once_differentiable"]
 # Modules, layers, optimizers and compiled training
 from .frontend import static_values as _static_values  # noqa: E402,F401
 from .module_compiler import values as _module_values  # noqa: E402,F401
-from .module_compiler import functions as _module_compile  # noqa: E402,F401  (handles Module arguments: module_dispatch.py)
+from . import module_compiler as _module_compiler  # noqa: E402,F401  (handles Module arguments: modules/dispatch.py)
 from .modules.parameter import Parameter  # noqa: E402
 from .modules.module import Module  # noqa: E402
 

@@ -11,7 +11,7 @@ import pytest
 
 import adcompile
 from adcompile import Module, Parameter, nn
-import adcompile.module_compiler.functions as module_compile
+import adcompile.module_compiler.flat_functions as flat_functions
 
 X = np.random.default_rng(0).normal(size=(5, 3))
 Y = np.array([0, 1, 1, 0, 1])
@@ -32,11 +32,11 @@ def test_a_dropped_model_is_collected_after_calls_gradients_and_training():
     step = adcompile.train_step(loss_fn, model, optimizer)
     step(X, Y)
     alive = weakref.ref(model)
-    cached = len(module_compile._flat_functions)
+    cached = len(flat_functions._flat_functions)
     del model, optimizer, step
     gc.collect()
     assert alive() is None
-    assert len(module_compile._flat_functions) < cached  # its flat functions left the cache
+    assert len(flat_functions._flat_functions) < cached  # its flat functions left the cache
 
 
 class Scaled(Module):
@@ -54,7 +54,7 @@ class Scaled(Module):
 def counted(monkeypatch):
     """Counts of module_key computations and of FlatFunctions made."""
     counts = {"key": 0, "flat": 0}
-    original_key, original_flat = module_compile.module_key, module_compile.FlatFunction.__init__
+    original_key, original_flat = flat_functions.module_key, flat_functions.FlatFunction.__init__
 
     def key(module):
         counts["key"] += 1
@@ -63,8 +63,8 @@ def counted(monkeypatch):
     def init(self, *args, **kwargs):
         counts["flat"] += 1
         original_flat(self, *args, **kwargs)
-    monkeypatch.setattr(module_compile, "module_key", key)
-    monkeypatch.setattr(module_compile.FlatFunction, "__init__", init)
+    monkeypatch.setattr(flat_functions, "module_key", key)
+    monkeypatch.setattr(flat_functions.FlatFunction, "__init__", init)
     return counts
 
 

@@ -1534,7 +1534,7 @@ def matmul_batched_with_vectors(s, v, w, t):
 
 
 # --- issue 14 leftovers: stacked linalg, einsum ellipses ---
-# A stack of matrices is a loop over them, each taken by the 2-d rules (frontend/linalg_stacks.py).
+# A stack of matrices is a loop over them, each taken by the 2-d rules (frontend/numpy/linalg/stacks.py).
 def stack_of(count, make_matrix):
     """``count`` matrices drawn by the generator ``make_matrix``, stacked on a leading axis."""
     def make(rng):

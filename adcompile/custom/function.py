@@ -13,8 +13,8 @@
 ``MyFn.apply(*args)`` called eagerly (plain Python) runs ``forward`` with a real ``FunctionCtx``
 and returns its numpy result. Called from compiled code (or from a function given to ``grad``,
 ``vjp`` ...), the compiler inlines ``forward`` and uses ``backward`` as the derivative rule of
-the call instead of differentiating ``forward``: see ``frontend/custom_call.py`` and
-``frontend/custom_backward.py``. This module imports nothing: the frontend recognizes
+the call instead of differentiating ``forward``: see ``frontend/custom_functions/call.py`` and
+``frontend/custom_functions/backward.py``. This module imports nothing: the frontend recognizes
 Functions by their class.
 """
 

@@ -15,8 +15,9 @@ from ..api.functions import CompiledFunction, DerivedFunction, as_compiled
 from ..derivatives.forward import _tangent_like
 from ..errors import CallError
 from ..modules.module import Module
-from ..module_compiler.functions import (_trainable_positions, _user_wrt, flat_arguments, flat_function, flat_wrt, module_backend,
-                              regroup)
+from ..module_compiler.calling import module_backend
+from ..module_compiler.flat_functions import flat_arguments, flat_function, trainable_positions
+from ..module_compiler.gradients import flat_wrt, regroup, user_wrt
 from .blocks import is_dask_array, stand_in
 from .kernel import build_kernel
 from .reduction import check_reduce
@@ -75,8 +76,8 @@ class _ValueAndGrad:
         flat_args, starts = _flat_layout(args)
         example = [stand_in(a) for a in flat_args]
         if has_module:
-            positions = _trainable_positions(args)
-            wrt = _user_wrt(self.user, args)
+            positions = trainable_positions(args)
+            wrt = user_wrt(self.user, args)
             flat = flat_function(self.compiled.pyfunc, args, _backend(self.f, args))
             derived = flat.derived("value_and_grad", flat_wrt(positions, wrt, self.name))
         else:

@@ -24,7 +24,7 @@ weighted by the rows each group trained on, with a tree reduction on the workers
 import numpy as np
 
 from ..errors import CallError
-from ..module_compiler.functions import flat_arguments, flat_function
+from ..module_compiler import flat_arguments, flat_function
 from ..modules.step_counters import advance, step_counters
 from ..optim.one_cycle import OneCycleLR
 from ..training.fitting import check_scheduler, checked_validation_data, step_after_epoch, validation_loss

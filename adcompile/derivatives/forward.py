@@ -53,7 +53,7 @@ def _bind_primals(compiled, primals, tangents, what):
 
 def _unit_tensors(shape, dtype):
     """The standard basis of arrays of ``shape`` (a scalar shape gives the number 1.0); the
-    Hessians and Jacobians of Module parameters (``module_compile.py``) are built from them."""
+    Hessians and Jacobians of Module parameters (``module_compiler/``) are built from them."""
     size = int(np.prod(shape))
     for k in range(size):
         e = np.zeros(size, dtype=dtype)

@@ -14,7 +14,7 @@ from . import forward as derivatives
 from ..api.derived_reverse import pullback_ir
 from ..errors import CallError, UnsupportedSyntaxError, located
 from ..frontend.extensions import register_classifier
-from ..frontend.inline import bind_arguments
+from ..frontend.translator.inline import bind_arguments
 from ..frontend.resolve import UserFunction
 from ..frontend.static_values import StaticStr
 from ..frontend.values import NoneValue, TupleValue

@@ -15,8 +15,8 @@ from ..ir.builder import const
 from ..ir.nodes import Const, Var
 from ..ir.primitives import PRIMITIVES
 from ..ir.types import Type
-from .inline import inline_call
-from .parse_tables import ATTRIBUTES_INSTEAD, RANDOM_INSTEAD
+from .translator.inline import inline_call
+from .translator.tables import ATTRIBUTES_INSTEAD, RANDOM_INSTEAD
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .handler_table import HANDLERS
 from .values import (MethodRef, TupleValue)

@@ -16,14 +16,14 @@ from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
 from ..ir.types import B1, F8, NUMPY_NAME, Type
 from ..passes.constant_conditions import resolve_constant_conditions
 from .external_reads import ExternalReads, Scope
-from .expressions import ExpressionTranslation
-from .early_exits import lower_jumps
-from .parse_tables import _kind, _Retry, until_types_settle
+from .translator.expressions import ExpressionTranslation
+from .translator.early_exits import lower_jumps
+from .translator.tables import _kind, _Retry, until_types_settle
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .source import FunctionSource
 from .static_values import StaticStr
-from .statements import StatementTranslation
-from .targets import subscript_target
+from .translator.statements import StatementTranslation
+from .translator.targets import subscript_target
 from .values import NONE, MethodRef, NoneValue, TupleValue, refers_to
 from ..ir.indexing import FULL_SLICE
 
@@ -61,8 +61,8 @@ class Translator(StatementTranslation, ExpressionTranslation):
         self.released = set()
 
     def new_callee(self, pyfunc):
-        """A plain Translator for a function inlined into this one (``inline.py``), sharing the
-        names and type hints; ``inline.py`` binds the rest."""
+        """A plain Translator for a function inlined into this one (``translator/inline.py``), sharing the
+        names and type hints; ``translator/inline.py`` binds the rest."""
         callee = Translator.__new__(Translator)
         Translator.__init__(callee, pyfunc, [], namer=self.namer, hints=self.hints)
         callee.external_reads = self.external_reads
@@ -75,25 +75,32 @@ class Translator(StatementTranslation, ExpressionTranslation):
 
     # ------------------------------------------------------------------ entry
     def translate(self):
+        names = self.parameter_names()
+        if len(names) != len(self.arg_types):
+            raise AssertionError("signature length mismatch")
+        return self.translate_body([self.bind_parameter(name, type_) for name, type_ in zip(names, self.arg_types)])
+
+    def parameter_names(self):
+        """The function's parameter names, reserved in the namer (plain positional ones only)."""
         node = self.src.node
         args = node.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise self.error("star-args, keyword-only and positional-only parameters are not supported",
                              node, UnsupportedSyntaxError)
         names = [a.arg for a in args.args]
-        if len(names) != len(self.arg_types):
-            raise AssertionError("signature length mismatch")
-        params = []
-        for name, type_ in zip(names, self.arg_types):
+        for name in names:
             self.namer.reserve(name)
-            if isinstance(type_, NoneValue) or type_ is None or type_.dtype == "none":
-                self.env[name] = NONE
-                params.append(Var(name, Type("none")))
-                continue
-            var = Var(name, type_)
-            params.append(var)
-            self.env[name] = var
-        return self.translate_body(params)
+        return names
+
+    def bind_parameter(self, name, type_):
+        """The IR parameter ``name`` of type ``type_``, bound to the name (``None`` for an
+        argument given as None)."""
+        if isinstance(type_, NoneValue) or type_ is None or type_.dtype == "none":
+            self.env[name] = NONE
+            return Var(name, Type("none"))
+        var = Var(name, type_)
+        self.env[name] = var
+        return var
 
     def widen_parameters(self, params, node):
         """A parameter that a loop assigns a wider dtype (a float32 array given float64 values)

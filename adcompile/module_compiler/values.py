@@ -9,7 +9,7 @@ gives:
 * a submodule: another ModuleValue (a Sequential or ModuleList is also a tuple of its
   submodules, so it can be iterated, indexed and passed to ``len``);
 * ``self.training`` and plain attributes (sizes, flags, strings, tuples): compile-time
-  constants; the compiled function is specialised on them (``module_compile.module_key``);
+  constants; the compiled function is specialised on them (``tree_keys.module_key``);
 * a method: inlined with ``self`` bound, as ``forward`` is when the module is called.
 
 A module that is not an argument (a global or closure) is read as a constant: its arrays
@@ -21,9 +21,9 @@ import weakref
 
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..frontend.extensions import register_attribute_handler, register_classifier
-from ..frontend.inline import _inline, bind_arguments
+from ..frontend.translator.inline import _inline, bind_arguments
 from ..frontend.parse import Translator
-from ..frontend.parse_tables import until_types_settle
+from ..frontend.translator.tables import until_types_settle
 from ..frontend.resolve import UserFunction
 from ..frontend.values import NONE, TupleValue
 from ..ir.builder import Namer, const
@@ -138,7 +138,7 @@ class BoundMethod:
 
 
 def inline_method(tr, function, owner, args, kwargs, node):
-    """Inline ``function(owner, *args, **kwargs)`` (see frontend/inline.py). The same method
+    """Inline ``function(owner, *args, **kwargs)`` (see frontend/translator/inline.py). The same method
     may appear nested for different modules (a Sequential in a Sequential); only the same
     method of the same module again is a recursion."""
     key = (function, id(owner.module))
@@ -204,14 +204,7 @@ def translate_with_modules(pyfunc, slots, flat_types, name=None):
 
 
 def _translate(tr, slots, flat_types, name):
-    node = tr.src.node
-    args = node.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-        raise tr.error("star-args, keyword-only and positional-only parameters are not supported",
-                       node, UnsupportedSyntaxError)
-    names = [a.arg for a in args.args]
-    for arg_name in names:
-        tr.namer.reserve(arg_name)
+    names = tr.parameter_names()
     params = []
     types = iter(flat_types)
     for arg_name, slot in zip(names, slots):
@@ -223,9 +216,6 @@ def _translate(tr, slots, flat_types, name):
                 params.append(var)
             tr.env[arg_name] = module_value(slot.module, "" if arg_name == "self" else arg_name + ".", leaves)
             continue
-        type_ = next(types)
-        var = Var(arg_name, type_)
-        params.append(var)
-        tr.env[arg_name] = NONE if type_.dtype == "none" else var
+        params.append(tr.bind_parameter(arg_name, next(types)))
     return tr.translate_body(params, name)
 

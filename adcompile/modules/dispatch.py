@@ -1,7 +1,7 @@
 """Who compiles calls with Module arguments.
 
 ``model(x)``, and ``grad(loss)(model, X, y)`` or any transform called with a Module argument,
-run a flat function of the module's parameter and buffer arrays, which ``module_compile.py``
+run a flat function of the module's parameter and buffer arrays, which ``module_compiler/``
 builds. That compiler builds on the public API (it makes derived functions of flat functions),
 so the modules it builds on -- ``module.py``, ``api.py``, ``derivatives.py``, ``pullback.py``
 and ``call_signatures.py`` -- cannot import it. Instead, when imported (``adcompile/__init__.py``
@@ -33,13 +33,13 @@ _registered = []
 
 
 def register_module_compiler(compiler):
-    """Make ``compiler`` handle calls with Module arguments (``module_compile.py`` calls this)."""
+    """Make ``compiler`` handle calls with Module arguments (``module_compiler/`` calls this)."""
     _registered[:] = [compiler]
 
 
 def module_compiler():
     """The registered :class:`ModuleCompiler`."""
     if not _registered:
-        raise AdCompileError("calls with Module arguments need adcompile.module_compiler.functions, which registers "
+        raise AdCompileError("calls with Module arguments need adcompile.module_compiler, which registers "
                              "itself when imported; import adcompile (which imports it)")
     return _registered[0]

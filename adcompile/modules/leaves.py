@@ -1,6 +1,6 @@
 """A module tree's arrays in order: its flat leaves and their identifiers.
 
-A function of a Module is compiled as a function of these arrays (``module_compile.py``), whose
+A function of a Module is compiled as a function of these arrays (``module_compiler/``), whose
 attribute reads ``module_values.py`` translates into the leaves' parameters.
 """
 

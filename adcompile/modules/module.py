@@ -4,7 +4,7 @@ Assigning a ``Parameter`` or a ``Module`` as an attribute registers it; ``regist
 registers state that is saved but not trained. Traversal (``named_parameters`` with dotted
 names, ``modules``, ``children``), train/eval, ``zero_grad``, ``apply`` and the nested
 ``repr`` follow PyTorch. Saving and loading are in ``module_state.py``; calling a module
-(``model(x)``) runs its ``forward`` compiled by adcompile (``module_compile.py``, which this
+(``model(x)``) runs its ``forward`` compiled by adcompile (``module_compiler/``, which this
 module does not import: it registers itself in ``module_dispatch.py``).
 """
 import itertools
@@ -22,7 +22,7 @@ from .parameter import Parameter
 
 # Every change that compiled code of a module depends on gives the module, and every module
 # holding it (through ``_adcompile_parents``), a new number from this counter: a compiled call
-# compares one number to know whether its plan still holds (``module_compile.TreeStamp``).
+# compares one number to know whether its plan still holds (``module_compiler/tree_keys.py``).
 _versions = itertools.count(1)
 # Entries of ``__dict__`` that are caches or links, not state: not copied, not part of the key.
 _TRANSIENT = ("_adcompile_plan", "_adcompile_parents", "_adcompile_finalizer")
@@ -337,7 +337,7 @@ class Module:
 
     @api_boundary
     def __call__(self, *args, **kwargs):
-        return module_compiler().call_module(self, args, kwargs)  # module_compile.call_module
+        return module_compiler().call_module(self, args, kwargs)  # module_compiler/calling.py
 
     # ------------------------------------------------------------ printing
     def extra_repr(self):

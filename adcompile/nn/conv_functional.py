@@ -148,6 +148,41 @@ def conv2d(input, weight, bias=None, stride=1, padding=0):
     return out
 
 
+def _pool1d(input, kernel_size, stride, padding, fill, combine):
+    """``combine`` (np.maximum or np.add) folded over the windows of the last axis, the input
+    padded with ``fill``: (the result, the number of elements in a window)."""
+    (k,) = _ntuple(kernel_size, 1, "kernel_size")
+    (s,) = _pool_stride(stride, kernel_size, 1)
+    (p,) = _pool_padding(padding, kernel_size, 1)
+    x = input
+    if p != 0:
+        x = _pad1d(input, p, p, fill)
+    out_length = (x.shape[2] - k) // s + 1
+    out = x[:, :, 0:s * (out_length - 1) + 1:s]
+    for j in range(1, k):
+        out = combine(out, x[:, :, j:j + s * (out_length - 1) + 1:s])
+    return out, k
+
+
+def _pool2d(input, kernel_size, stride, padding, fill, combine):
+    """``combine`` (np.maximum or np.add) folded over the windows of the last two axes, the input
+    padded with ``fill``: (the result, the number of elements in a window)."""
+    kh, kw = _ntuple(kernel_size, 2, "kernel_size")
+    sh, sw = _pool_stride(stride, kernel_size, 2)
+    ph, pw = _pool_padding(padding, kernel_size, 2)
+    x = input
+    if ph != 0 or pw != 0:
+        x = _pad2d(input, ph, ph, pw, pw, fill)
+    out_h = (x.shape[2] - kh) // sh + 1
+    out_w = (x.shape[3] - kw) // sw + 1
+    out = x[:, :, 0:sh * (out_h - 1) + 1:sh, 0:sw * (out_w - 1) + 1:sw]
+    for i in range(kh):
+        for j in range(kw):
+            if i + j > 0:
+                out = combine(out, x[:, :, i:i + sh * (out_h - 1) + 1:sh, j:j + sw * (out_w - 1) + 1:sw])
+    return out, kh * kw
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0):
     """Maximum over windows of ``kernel_size`` (``stride`` None means ``kernel_size``); padding
     adds -inf, so a window's maximum is over the input it covers.
@@ -157,17 +192,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0):
     >>> F.max_pool1d(np.array([[[1.0, 3.0, 2.0, 5.0, 4.0]]]), 2)
     array([[[3., 5.]]])
     """
-    (k,) = _ntuple(kernel_size, 1, "kernel_size")
-    (s,) = _pool_stride(stride, kernel_size, 1)
-    (p,) = _pool_padding(padding, kernel_size, 1)
-    x = input
-    if p != 0:
-        x = _pad1d(input, p, p, -np.inf)
-    out_length = (x.shape[2] - k) // s + 1
-    out = x[:, :, 0:s * (out_length - 1) + 1:s]
-    for j in range(1, k):
-        out = np.maximum(out, x[:, :, j:j + s * (out_length - 1) + 1:s])
-    return out
+    return _pool1d(input, kernel_size, stride, padding, -np.inf, np.maximum)[0]
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0):
@@ -179,17 +204,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0):
     >>> F.avg_pool1d(np.array([[[1.0, 3.0, 2.0, 5.0]]]), 2)
     array([[[2. , 3.5]]])
     """
-    (k,) = _ntuple(kernel_size, 1, "kernel_size")
-    (s,) = _pool_stride(stride, kernel_size, 1)
-    (p,) = _pool_padding(padding, kernel_size, 1)
-    x = input
-    if p != 0:
-        x = _pad1d(input, p, p, 0.0)
-    out_length = (x.shape[2] - k) // s + 1
-    total = x[:, :, 0:s * (out_length - 1) + 1:s]
-    for j in range(1, k):
-        total = total + x[:, :, j:j + s * (out_length - 1) + 1:s]
-    return total / k
+    total, count = _pool1d(input, kernel_size, stride, padding, 0.0, np.add)
+    return total / count
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0):
@@ -201,19 +217,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0):
     array([[[[ 5.,  7.],
              [13., 15.]]]])
     """
-    kh, kw = _ntuple(kernel_size, 2, "kernel_size")
-    sh, sw = _pool_stride(stride, kernel_size, 2)
-    ph, pw = _pool_padding(padding, kernel_size, 2)
-    x = input
-    if ph != 0 or pw != 0:
-        x = _pad2d(input, ph, ph, pw, pw, -np.inf)
-    out_h = (x.shape[2] - kh) // sh + 1
-    out_w = (x.shape[3] - kw) // sw + 1
-    out = x[:, :, 0:sh * (out_h - 1) + 1:sh, 0:sw * (out_w - 1) + 1:sw]
-    for i in range(kh):
-        for j in range(kw):
-            out = np.maximum(out, x[:, :, i:i + sh * (out_h - 1) + 1:sh, j:j + sw * (out_w - 1) + 1:sw])
-    return out
+    return _pool2d(input, kernel_size, stride, padding, -np.inf, np.maximum)[0]
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0):
@@ -225,17 +229,5 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0):
     array([[[[ 2.5,  4.5],
              [10.5, 12.5]]]])
     """
-    kh, kw = _ntuple(kernel_size, 2, "kernel_size")
-    sh, sw = _pool_stride(stride, kernel_size, 2)
-    ph, pw = _pool_padding(padding, kernel_size, 2)
-    x = input
-    if ph != 0 or pw != 0:
-        x = _pad2d(input, ph, ph, pw, pw, 0.0)
-    out_h = (x.shape[2] - kh) // sh + 1
-    out_w = (x.shape[3] - kw) // sw + 1
-    total = x[:, :, 0:sh * (out_h - 1) + 1:sh, 0:sw * (out_w - 1) + 1:sw]
-    for i in range(kh):
-        for j in range(kw):
-            if i + j > 0:
-                total = total + x[:, :, i:i + sh * (out_h - 1) + 1:sh, j:j + sw * (out_w - 1) + 1:sw]
-    return total / (kh * kw)
+    total, count = _pool2d(input, kernel_size, stride, padding, 0.0, np.add)
+    return total / count

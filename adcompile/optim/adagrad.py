@@ -3,15 +3,13 @@
 import numpy as np
 
 from .hyperparameters import NON_NEGATIVE
-from .optimizer import Optimizer
+from .optimizer import Optimizer, penalised_gradient
 
 
 def adagrad_update(param, grad, state_sum, step, hyper, maximize):
     lr, lr_decay, weight_decay, eps = hyper[0], hyper[1], hyper[2], hyper[3]
-    g = -grad if maximize else grad
+    g = penalised_gradient(param, grad, weight_decay, maximize)
     step[0] += 1.0
-    if weight_decay != 0.0:
-        g = g + weight_decay * param
     clr = lr / (1.0 + (step[0] - 1.0) * lr_decay)
     state_sum += g * g
     param -= clr * g / (np.sqrt(state_sum) + eps)

@@ -20,6 +20,15 @@ from .saving import load_optimizer, restored_state, save_optimizer
 __all__ = ["Optimizer", "OptimizerError", "OptimizerStateError"]
 
 
+def penalised_gradient(param, grad, weight_decay, maximize):
+    """The gradient an update descends, in compiled update code: negated when maximizing, plus
+    the L2 penalty's ``weight_decay * param`` (PyTorch's coupled weight decay)."""
+    g = -grad if maximize else grad
+    if weight_decay != 0.0:
+        g = g + weight_decay * param
+    return g
+
+
 class Optimizer:
     update = None           # update(param, grad, *state arrays, step, hyper, *flags)
     state_names = ()        # the per-parameter state arrays, in the update's order

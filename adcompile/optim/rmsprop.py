@@ -3,15 +3,13 @@
 import numpy as np
 
 from .hyperparameters import NON_NEGATIVE
-from .optimizer import Optimizer
+from .optimizer import Optimizer, penalised_gradient
 
 
 def rmsprop_update(param, grad, square_avg, momentum_buffer, grad_avg, step, hyper, centered, maximize):
     lr, alpha, eps, weight_decay, momentum = hyper[0], hyper[1], hyper[2], hyper[3], hyper[4]
-    g = -grad if maximize else grad
+    g = penalised_gradient(param, grad, weight_decay, maximize)
     step[0] += 1.0
-    if weight_decay != 0.0:
-        g = g + weight_decay * param
     square_avg[...] = alpha * square_avg + (1.0 - alpha) * g * g
     if centered:
         grad_avg[...] = alpha * grad_avg + (1.0 - alpha) * g

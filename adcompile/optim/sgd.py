@@ -1,14 +1,12 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov momentum and weight decay,
 with PyTorch's update formula (``torch.optim.SGD``)."""
 from .hyperparameters import NON_NEGATIVE, REAL
-from .optimizer import Optimizer, OptimizerError
+from .optimizer import Optimizer, OptimizerError, penalised_gradient
 
 
 def sgd_update(param, grad, momentum_buffer, step, hyper, nesterov, maximize):
     lr, momentum, dampening, weight_decay = hyper[0], hyper[1], hyper[2], hyper[3]
-    d_p = -grad if maximize else grad
-    if weight_decay != 0.0:
-        d_p = d_p + weight_decay * param
+    d_p = penalised_gradient(param, grad, weight_decay, maximize)
     if momentum != 0.0:
         if step[0] == 0.0:
             momentum_buffer[...] = d_p

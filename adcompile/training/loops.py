@@ -16,7 +16,7 @@ from ..boundary import api_boundary
 from ..api.functions import CompiledFunction, DerivedFunction
 from ..errors import CallError
 from ..modules.module import Module
-from ..module_compiler.functions import TreeStamp, flat_function, module_backend
+from ..module_compiler import TreeStamp, flat_function, module_backend
 from ..modules.leaves import flat_name
 from ..optim.programs import UpdatePlan, compiled_program
 from .clipping import GradClipping

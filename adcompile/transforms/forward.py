@@ -42,6 +42,11 @@ class ForwardTransform:
     def tangent_of(self, atom):
         return self.tangent(atom) if isinstance(atom, Var) and atom in self.active else None
 
+    def tangent_or_zeros(self, atom, out, loc=None):
+        """``atom``'s tangent, or zeros like it (appended to ``out``) when it has none."""
+        t = self.tangent_of(atom)
+        return t if t is not None else Builder(self.namer, out, loc).call("zeros_like", atom)
+
     def run(self):
         tangent_params = [self.tangent(p) for p in self.wrt]
         body = []
@@ -56,8 +61,7 @@ class ForwardTransform:
         body += self.block(self.fn.body)
         out_tangents = []
         for atom in self.fn.results:
-            t = self.tangent_of(atom)
-            out_tangents.append(t if t is not None else b.call("zeros_like", atom))
+            out_tangents.append(self.tangent_or_zeros(atom, body))
         return Function(f"{self.fn.name}_jvp", list(self.fn.params) + tangent_params, body,
                         list(self.fn.results) + out_tangents, True, self.fn.source_file)
 
@@ -79,17 +83,12 @@ class ForwardTransform:
         elif isinstance(stmt, SetItem):
             out.append(stmt)
             if stmt.array in self.active:
-                t = self.tangent_of(stmt.value)
-                if t is None:
-                    t = Builder(self.namer, out, stmt.loc).call("zeros_like", stmt.value)
+                t = self.tangent_or_zeros(stmt.value, out, stmt.loc)
                 out.append(SetItem(self.tangent(stmt.array), t, stmt.items, stmt.loc))
         elif isinstance(stmt, Push):
             out.append(stmt)
             if stmt.tape in self.active:
-                t = self.tangent_of(stmt.value)
-                if t is None:
-                    t = Builder(self.namer, out, stmt.loc).call("zeros_like", stmt.value)
-                out.append(Push(self.tangent(stmt.tape), t, stmt.loc))
+                out.append(Push(self.tangent(stmt.tape), self.tangent_or_zeros(stmt.value, out, stmt.loc), stmt.loc))
         elif isinstance(stmt, Pop):
             out.append(stmt)
             if stmt.target in self.active:

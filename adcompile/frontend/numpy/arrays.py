@@ -77,6 +77,13 @@ def _dtype_of(tr, value, node, default=FLOAT64):
     raise tr.error("dtype must be np.float64, np.float32, np.int64, float or int", node, TypeMismatchError)
 
 
+def _as_dtype(tr, value, dtype, node):
+    """``value`` cast to the ``dtype=`` argument, or as it is when none was given."""
+    if dtype is None or isinstance(dtype, NoneValue):
+        return value
+    return cast(tr, value, _dtype_of(tr, dtype, node), node)
+
+
 def _creator(prim):
     def fn(tr, args, kwargs, node):
         shape, dtype = _take(args, kwargs, ["shape", "dtype"])
@@ -94,8 +101,7 @@ HANDLERS["np.empty"] = _creator("empty")
 def _full(tr, args, kwargs, node):
     shape, value, dtype = _take(args, kwargs, ["shape", "fill_value", "dtype"])
     value = atom(tr, value, node)
-    if dtype is not None and not isinstance(dtype, NoneValue):
-        value = cast(tr, value, _dtype_of(tr, dtype, node), node)
+    value = _as_dtype(tr, value, dtype, node)
     if value.type.ndim:
         raise tr.error("np.full needs a scalar fill value", node, TypeMismatchError)
     return tr.emit("full", shape_atoms(tr, shape, node) + [value], node)
@@ -105,8 +111,7 @@ def _like(prim):
     def fn(tr, args, kwargs, node):
         x, dtype = _take(args, kwargs, ["a", "dtype"])
         x = atom(tr, x, node)
-        if dtype is not None and not isinstance(dtype, NoneValue):
-            x = cast(tr, x, _dtype_of(tr, dtype, node), node)
+        x = _as_dtype(tr, x, dtype, node)
         if x.type.ndim == 0:
             return const(0.0) if prim == "zeros_like" else const(1.0)
         return tr.emit(prim, [x], node)
@@ -141,8 +146,7 @@ def _arange(tr, args, kwargs, node):
     if not 1 <= len(values) <= 3:
         raise tr.error("np.arange takes one to three arguments", node, TypeMismatchError)
     dtype = kwargs.get("dtype")
-    if dtype is not None and not isinstance(dtype, NoneValue):
-        values = [cast(tr, v, _dtype_of(tr, dtype, node), node) for v in values]
+    values = [_as_dtype(tr, v, dtype, node) for v in values]
     return tr.emit("arange", values, node)
 
 
@@ -222,9 +226,7 @@ def _array(tr, args, kwargs, node):
     else:
         result = atom(tr, value, node)
         result = tr.emit("copy", [result], node) if result.type.ndim else result
-    if dtype is not None and not isinstance(dtype, NoneValue):
-        result = cast(tr, result, _dtype_of(tr, dtype, node), node)
-    return result
+    return _as_dtype(tr, result, dtype, node)
 
 
 def _array_of_sequence(tr, value, node):

@@ -11,12 +11,7 @@ import numpy as np
 
 def cumprod(x):
     flat = x.ravel()
-    out = np.empty_like(flat)
-    if flat.shape[0] > 0:
-        out[0] = flat[0]
-        for i in range(1, flat.shape[0]):
-            out[i] = out[i - 1] * flat[i]
-    return out
+    return cumprod_leading(flat)
 
 
 def polyval(p, x):
@@ -28,28 +23,18 @@ def polyval(p, x):
 
 # Scans along the leading axis (the handlers move the scanned axis to the front): a loop over
 # whole rows, so the derivative is the loop's, exact at zeros and at ties.
-def cumprod_leading(x):
-    out = np.empty_like(x)
-    if x.shape[0] > 0:
-        out[0] = x[0]
-        for i in range(1, x.shape[0]):
-            out[i] = out[i - 1] * x[i]
-    return out
+def _scan_leading(combine):
+    """The scan of ``combine`` (a binary numpy ufunc, inlined as it is called) along axis 0."""
+    def scan(x):
+        out = np.empty_like(x)
+        if x.shape[0] > 0:
+            out[0] = x[0]
+            for i in range(1, x.shape[0]):
+                out[i] = combine(out[i - 1], x[i])
+        return out
+    return scan
 
 
-def maximum_accumulate_leading(x):
-    out = np.empty_like(x)
-    if x.shape[0] > 0:
-        out[0] = x[0]
-        for i in range(1, x.shape[0]):
-            out[i] = np.maximum(out[i - 1], x[i])
-    return out
-
-
-def minimum_accumulate_leading(x):
-    out = np.empty_like(x)
-    if x.shape[0] > 0:
-        out[0] = x[0]
-        for i in range(1, x.shape[0]):
-            out[i] = np.minimum(out[i - 1], x[i])
-    return out
+cumprod_leading = _scan_leading(np.multiply)
+maximum_accumulate_leading = _scan_leading(np.maximum)
+minimum_accumulate_leading = _scan_leading(np.minimum)

@@ -6,7 +6,7 @@ from ...ir.nodes import Const
 from ..calls import (HANDLERS, array_arg, atom, handler, static_int, _check_kwargs,
                     _take)
 from . import python_impls
-from ..inline import inline_call
+from ..translator.inline import inline_call
 from ..values import (NONE, NoneValue, TupleValue)
 from ...ir.indexing import FULL_SLICE
 

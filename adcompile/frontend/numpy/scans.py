@@ -13,7 +13,7 @@ from ...ir.builder import const
 from ...ir.nodes import Const
 from . import python_impls
 from ..calls import HANDLERS, array_arg, atom, handler, static_int, _check_kwargs, _take
-from ..inline import inline_call
+from ..translator.inline import inline_call
 from .reductions import _axes, _reduce
 from ..values import NoneValue
 

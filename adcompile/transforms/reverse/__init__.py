@@ -13,7 +13,7 @@ backwards, branches re-taken on the recorded condition, overwritten values resto
 
 Writes into arguments are always undone, so derived functions leave their arguments
 unchanged; writes through memory shared by two variables are rejected (``scopes.py``).
-``for`` loops with break/return arrive as counted while loops (``frontend/lowering.py``), so a
+``for`` loops with break/return arrive as counted while loops (``frontend/translator/early_exits.py``), so a
 last, partly run iteration is replayed exactly.
 
 The parts: ``taping.py`` (what the forward sweep saves), ``liveness.py`` (what the backward

@@ -7,28 +7,28 @@ import builtins
 
 import numpy as np
 
-from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
-from ..ir.builder import Builder, const
-from ..ir.nodes import Assign, Const, If, Var
-from ..ir.primitives import Kind, has_kind
-from ..ir.types import B1, I8, Type, type_of_value
-from . import calls
-from .extensions import attribute_of_extension, classify_extension
-from .numpy.gathers import gather_of_inner_axis, masked_read, sequence_index_items
-from .numpy.linalg import matmul
-from ..ir.indexing import index_params
-from .parse_tables import (
+from ...errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
+from ...ir.builder import Builder, const
+from ...ir.nodes import Assign, Const, If, Var
+from ...ir.primitives import Kind, has_kind
+from ...ir.types import B1, I8, Type, type_of_value
+from .. import calls
+from ..extensions import attribute_of_extension, classify_extension
+from ..numpy.gathers import gather_of_inner_axis, masked_read, sequence_index_items
+from ..numpy.linalg.matrix_functions import matmul
+from ...ir.indexing import index_params
+from .tables import (
     _BINOPS,
     _CMPOPS,
     _UNSUPPORTED_EXPRESSIONS,
     _is_library,
     instead,
 )
-from .external_reads import record
-from .resolve import FuncRef, ModuleRef, UserFunction, classify, module_constant
-from .static_values import StaticStr, static_compare
-from .values import NONE, NoneValue, TupleValue
-from ..ir.indexing import FULL_SLICE
+from ..external_reads import record
+from ..resolve import FuncRef, ModuleRef, UserFunction, classify, module_constant
+from ..static_values import StaticStr, static_compare
+from ..values import NONE, NoneValue, TupleValue
+from ...ir.indexing import FULL_SLICE
 
 
 class ExpressionTranslation:

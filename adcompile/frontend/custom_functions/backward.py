@@ -1,6 +1,6 @@
 """The reverse rule of a custom Function call: the user's ``backward`` translated to IR.
 
-For a ``CustomCall`` of a custom Function (see ``custom_call.py``) the reverse transform calls
+For a ``CustomCall`` of a custom Function (see ``call.py``) the reverse transform calls
 ``CustomInfo.reverse_rule``, which translates the user's ``backward(ctx, *grad_outputs)`` to
 IR in place, instead of the reverse of the inlined forward body. It talks to the transform
 only through the ``ReverseContext`` it is given (``transforms/reverse/context.py``):
@@ -21,12 +21,12 @@ backward is ``@once_differentiable``: every statement of such a backward carries
 """
 import inspect
 
-from ..errors import AdCompileError, UnsupportedSyntaxError, located
-from ..ir.builder import Builder, const
-from ..ir.nodes import Assign, Comment, Const, If, SetItem, Var, walk
-from .parse import Translator
-from .parse_tables import until_types_settle
-from .values import NONE, NoneValue, TupleValue
+from ...errors import AdCompileError, UnsupportedSyntaxError, located
+from ...ir.builder import Builder, const
+from ...ir.nodes import Assign, Comment, Const, If, SetItem, Var, walk
+from ..parse import Translator
+from ..translator.tables import until_types_settle
+from ..values import NONE, NoneValue, TupleValue
 
 
 class CustomBackwardComment(Comment):
@@ -49,7 +49,7 @@ class BackwardCtx:
 
 
 def new_translator(cls, pyfunc, namer, hints, hidden_params, call_stack, depth, block, loc):
-    """A translator for ``pyfunc``'s body, appending to ``block`` (as frontend/inline.py does)."""
+    """A translator for ``pyfunc``'s body, appending to ``block`` (as frontend/translator/inline.py does)."""
     tr = cls.__new__(cls)
     Translator.__init__(tr, pyfunc, [], namer=namer, hints=hints)
     tr.hidden_params = hidden_params

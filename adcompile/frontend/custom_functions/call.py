@@ -11,20 +11,20 @@ call sits in a loop. The call becomes
 
 where ``info`` (a ``CustomInfo``) holds the Function class and the ctx record, and is the
 call's reverse rule: the reverse transform calls ``info.reverse_rule``, which translates
-``backward`` (``custom_backward.py``).
+``backward`` (``backward.py``).
 """
 import ast
 import inspect
 
 import numpy as np
 
-from ..errors import AdCompileError, UnsupportedSyntaxError
-from ..custom.function import Function, is_function_class, is_once_differentiable
-from ..ir.nodes import Assign, Const, CustomCall, Var, walk
-from .custom_backward import BackwardCtx, backward_custom_call, new_translator
-from .extensions import register_attribute_handler, register_classifier
-from .parse import Translator
-from .values import NONE, NoneValue, TupleValue
+from ...errors import AdCompileError, UnsupportedSyntaxError
+from ...custom.function import Function, is_function_class, is_once_differentiable
+from ...ir.nodes import Assign, Const, CustomCall, Var, walk
+from .backward import BackwardCtx, backward_custom_call, new_translator
+from ..extensions import register_attribute_handler, register_classifier
+from ..parse import Translator
+from ..values import NONE, NoneValue, TupleValue
 
 
 class CustomInfo:

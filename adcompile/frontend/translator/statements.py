@@ -2,20 +2,20 @@
 
 Assignments, augmented assignments, ``if``, ``for`` (over ranges, arrays, ``enumerate``,
 ``zip``), ``while``, ``return``, nested ``def`` and ``assert`` (a run-time check); jumps were
-already lowered to flags by ``lowering.py``.
+already lowered to flags by ``early_exits.py``.
 """
 import ast
 import sys
 
-from ..errors import TypeMismatchError, UnsupportedSyntaxError
-from ..ir.builder import Builder, const
-from ..ir.nodes import Assign, Const, For, If, SetItem, Var, While
-from ..ir.types import B1, I8
+from ...errors import TypeMismatchError, UnsupportedSyntaxError
+from ...ir.builder import Builder, const
+from ...ir.nodes import Assign, Const, For, If, SetItem, Var, While
+from ...ir.types import B1, I8
 from .inline import LocalFunction
-from .parse_tables import _BINOPS, _UNSUPPORTED_STATEMENTS
+from .tables import _BINOPS, _UNSUPPORTED_STATEMENTS
 from .targets import subscript_target
 from .unroll import is_static_sequence, unroll_for
-from .values import (
+from ..values import (
     NONE,
     EnumerateValue,
     NoneValue,
@@ -24,7 +24,7 @@ from .values import (
     TupleValue,
     ZipValue,
 )
-from ..ir.indexing import FULL_SLICE
+from ...ir.indexing import FULL_SLICE
 
 _NUMPY_DTYPES = {"f8": "float64", "f4": "float32", "i8": "int64", "b1": "bool"}
 

@@ -9,11 +9,11 @@ import ast
 import copy
 import inspect
 
-from ..errors import AdCompileError, UnsupportedSyntaxError
-from ..ir.builder import Builder
-from ..ir.nodes import Assign, Const, Var
+from ...errors import AdCompileError, UnsupportedSyntaxError
+from ...ir.builder import Builder
+from ...ir.nodes import Assign, Const, Var
 from .early_exits import lower_jumps
-from .values import NONE, TupleValue, refers_to
+from ..values import NONE, TupleValue, refers_to
 
 
 def _underlying(pyfunc):

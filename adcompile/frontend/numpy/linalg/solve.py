@@ -4,13 +4,13 @@ Each is one primitive of ``ir/primitives/linalg/solve.py`` on float operands of 
 (numba's LAPACK wrappers take no mixed or integer dtypes), except ``slogdet`` (the pair of
 ``slogdet_sign`` and ``logabsdet``) and ``lstsq`` (lowered to the normal equations).
 Stacks of matrices (more than 2-d operands, all but lstsq) become a loop over the matrices
-(``linalg_stacks.py``): numba's wrappers take single matrices.
+(``stacks.py``): numba's wrappers take single matrices.
 """
-from ...errors import TypeMismatchError, UnsupportedFunctionError
-from ...ir.types import promote_dtypes, to_float
-from ..calls import atom, cast, handler
-from .linalg_stacks import map_over_stack, trailing_dim
-from ..values import NONE, TupleValue
+from ....errors import TypeMismatchError, UnsupportedFunctionError
+from ....ir.types import promote_dtypes, to_float
+from ...calls import atom, cast, handler
+from .stacks import map_over_stack, trailing_dim
+from ...values import NONE, TupleValue
 
 
 class NotComputedResult:

@@ -1,8 +1,8 @@
-"""Tables and small helpers shared by the translator's parts (``parse.py``, ``statements.py``,
+"""Tables and small helpers shared by the translator's parts (``../parse.py``, ``statements.py``,
 ``expressions.py``): unsupported constructs, operator maps."""
 import ast
 
-from ..errors import AdCompileError
+from ...errors import AdCompileError
 
 _UNSUPPORTED_STATEMENTS = {
     ast.Try: "try/except", ast.With: "with", ast.AsyncWith: "async with", ast.Global: "global",

@@ -5,9 +5,9 @@ ModuleList, ``enumerate`` of either) has a fixed number of iterations, and its i
 values that exist only at compile time (modules). The body is translated once per item, in
 order, as straight-line code.
 """
-from ..errors import UnsupportedSyntaxError
-from ..ir.builder import const
-from .values import EnumerateValue, TupleValue
+from ...errors import UnsupportedSyntaxError
+from ...ir.builder import const
+from ..values import EnumerateValue, TupleValue
 
 
 def is_static_sequence(iterable):

@@ -1,14 +1,14 @@
 """Handlers for linear algebra: matmul/dot/outer/cross, transpose, trace, diag, and the
 decompositions eigh/eigvalsh, svd, qr (see ``calls.py``)."""
-from ...errors import TypeMismatchError, UnsupportedFunctionError
-from ...ir.builder import const
-from ...ir.nodes import Const
-from ..calls import (array_arg, atom, handler, static_int, _check_kwargs, _take)
-from .linalg_stacks import map_over_stack, trailing_dim
-from .reductions import _norm as _vector_and_frobenius_norm, _reduce
-from ..static_values import StaticStr
-from ..values import (NoneValue, TupleValue)
-from ...ir.indexing import FULL_SLICE
+from ....errors import TypeMismatchError, UnsupportedFunctionError
+from ....ir.builder import const
+from ....ir.nodes import Const
+from ...calls import (array_arg, atom, handler, static_int, _check_kwargs, _take)
+from .stacks import map_over_stack, trailing_dim
+from ..reductions import _norm as _vector_and_frobenius_norm, _reduce
+from ...static_values import StaticStr
+from ...values import (NoneValue, TupleValue)
+from ....ir.indexing import FULL_SLICE
 
 
 # ------------------------------------------------------------------ linear algebra
@@ -99,7 +99,7 @@ def _diag(tr, args, kwargs, node):
 
 # ------------------------------------------------------------------ decompositions: eigh, svd, qr
 # Each returned array is a primitive of its own (ir/primitives/linalg/decompositions.py); a
-# stack of matrices is a loop over its matrices (linalg_stacks.py).
+# stack of matrices is a loop over its matrices (stacks.py).
 def _matrix(tr, value, node, what):
     a = atom(tr, value, node)
     if a.type.ndim < 2:

@@ -12,11 +12,11 @@ derivative is then the loop's: each matrix gets the rules of the 2-d primitive, 
 second order, with no rule of its own. Stacked operands must have the same leading shape
 (numpy would broadcast a stack of one; here a mismatched size is a located shape error).
 """
-from ...errors import TypeMismatchError
-from ...ir.builder import Builder, const
-from ...ir.nodes import For, SetItem, Var
-from ...ir.types import I8
-from ...ir.indexing import FULL_SLICE
+from ....errors import TypeMismatchError
+from ....ir.builder import Builder, const
+from ....ir.nodes import For, SetItem, Var
+from ....ir.types import I8
+from ....ir.indexing import FULL_SLICE
 
 
 

@@ -14,10 +14,10 @@ slice indexed again) is rejected with a located error.
 import ast
 import re
 
-from ..errors import UnsupportedSyntaxError
-from ..ir.nodes import Var
-from ..ir.indexing import result_ndim
-from ..ir.indexing import FULL_SLICE
+from ...errors import UnsupportedSyntaxError
+from ...ir.nodes import Var
+from ...ir.indexing import result_ndim
+from ...ir.indexing import FULL_SLICE
 
 
 

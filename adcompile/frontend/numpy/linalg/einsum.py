@@ -17,12 +17,12 @@ operands as numpy broadcasts them: it is replaced by fresh letters, one per axis
 (``...ij,...jk->...ik`` is ``Aij,Ajk->Aik`` for 3-d operands), put first in an implicit output.
 Other repeated letters than ``ii`` of a 2-d operand are rejected with a located error.
 """
-from ...errors import TypeMismatchError, UnsupportedFunctionError
-from ...ir.builder import const
-from ..calls import array_arg, atom, handler, static_int
-from ..static_values import StaticStr
-from ..values import TupleValue
-from ...ir.indexing import FULL_SLICE
+from ....errors import TypeMismatchError, UnsupportedFunctionError
+from ....ir.builder import const
+from ...calls import array_arg, atom, handler, static_int
+from ...static_values import StaticStr
+from ...values import TupleValue
+from ....ir.indexing import FULL_SLICE
 
 
 

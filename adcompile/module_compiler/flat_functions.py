@@ -1,0 +1,149 @@
+"""The flat function of a function of Modules: ``pyfunc`` with each Module argument replaced by its
+parameter and buffer arrays (``named_parameters()`` then ``named_buffers()`` order), one per module
+key, cached while the modules live; and the flat arguments and trainable positions of a call."""
+import inspect
+import threading
+import weakref
+
+from ..api.functions import DerivedFunction, _Specialised
+from ..backend.names import safe_name
+from ..errors import CallError
+from ..modules.leaves import module_leaves
+from ..modules.module import Module
+from .tree_keys import module_key
+from .values import ModuleSlot, translate_with_modules
+
+_lock = threading.RLock()
+_flat_functions = {}
+
+
+class FlatFunction(_Specialised):
+    """``pyfunc`` with each Module argument replaced by its parameter and buffer arrays."""
+
+    def __init__(self, pyfunc, modules, backend, label=None):
+        super().__init__()
+        self.pyfunc = pyfunc
+        self.backend = backend
+        self.name = label or pyfunc.__name__
+        names = list(inspect.signature(pyfunc).parameters)
+        self.slots = [ModuleSlot(m, module_leaves(m)) if m is not None else None for m in modules]
+        self.param_names = []
+        for name, slot in zip(names, self.slots):
+            if slot is None:
+                self.param_names.append(name)
+            else:
+                self.param_names += slot.leaf_names
+        self._ir = {}
+
+    def origin(self):
+        return f"{self.pyfunc.__module__}.{self.pyfunc.__qualname__}"
+
+    def check_arity(self, args):
+        if len(args) != len(self.param_names):
+            raise CallError(f"{self.name}() takes {len(self.param_names)} flat arguments, {len(args)} given")
+
+    def python_function(self):
+        return self.pyfunc
+
+    def primal_ir(self, sig):
+        if sig not in self._ir:
+            with self._lock:
+                if sig not in self._ir:
+                    self._ir[sig] = translate_with_modules(self.pyfunc, self.slots, sig, self.ir_name())
+        return self._ir[sig]
+
+    ir = primal_ir
+
+    def ir_name(self):
+        """The generated function's name: ``Owner_method`` or the name, made safe (backend/names.py)."""
+        owner = [part for part in self.pyfunc.__qualname__.split(".") if part != "<locals>"]
+        return safe_name("_".join(owner[-2:]) if len(owner) > 1 else self.pyfunc.__name__)
+
+    def user_returns_tuple(self, sig):
+        return self.primal_ir(sig).returns_tuple
+
+    def derived(self, kind, wrt):
+        """A cached DerivedFunction of this flat function."""
+        return self.chain(((kind, wrt, False),))
+
+    def chain(self, spec):
+        """A cached chain of transforms of this flat function: ``spec`` lists (kind, flat wrt,
+        tangents_only) from the innermost transform out, e.g. (("grad", 2, False), ("jvp",
+        2, True)) is a column of the Hessian with respect to flat argument 2."""
+        cache = self.__dict__.setdefault("_derived", {})
+        derived = cache.get(spec)
+        if derived is None:
+            with self._lock:
+                fn = self
+                for k, (kind, wrt, tangents_only) in enumerate(spec):
+                    key = spec[:k + 1]
+                    if key not in cache:
+                        cache[key] = DerivedFunction(fn, kind, wrt, tangents_only=tangents_only)
+                    fn = cache[key]
+                derived = fn
+        return derived
+
+    def __repr__(self):
+        return f"<adcompile flat {self.name}>"
+
+
+def flat_function(pyfunc, args, backend):
+    """The FlatFunction of ``pyfunc`` for the Modules among ``args`` (by module key). The cache
+    holds no model: a FlatFunction refers to its modules weakly, and a module's entries are
+    dropped when it is collected (so ids in keys always belong to live modules)."""
+    modules = [a if isinstance(a, Module) else None for a in args]
+    key = (pyfunc, backend, tuple(None if m is None else (id(m), module_key(m)) for m in modules))
+    with _lock:
+        flat = _flat_functions.get(key)
+        if flat is None:
+            label = pyfunc.__qualname__.replace(".<locals>", "")
+            flat = _flat_functions[key] = FlatFunction(pyfunc, modules, backend, label)
+            for module in modules:
+                if module is not None and "_adcompile_finalizer" not in module.__dict__:
+                    module.__dict__["_adcompile_finalizer"] = weakref.finalize(module, _forget_module, id(module))
+    return flat
+
+
+def _forget_module(module_id):
+    """A module was collected: drop the flat functions compiled for it."""
+    with _lock:
+        for key in [k for k in _flat_functions if any(e is not None and e[0] == module_id for e in k[2])]:
+            del _flat_functions[key]
+
+
+def flat_arguments(args):
+    """The arguments with each Module replaced by its arrays."""
+    flat = []
+    for value in args:
+        if isinstance(value, Module):
+            flat += [p.data for _, p in value.named_parameters()]
+            flat += [b for _, b in value.named_buffers()]
+        else:
+            flat.append(value)
+    return flat
+
+
+def trainable_positions(args):
+    """Per argument: for a Module, [(flat index, name)] of its parameters with requires_grad;
+    for another argument, its flat index."""
+    positions, index = [], 0
+    for value in args:
+        if isinstance(value, Module):
+            entries = []
+            for name, param in value.named_parameters():
+                if param.requires_grad:
+                    entries.append((index, name))
+                index += 1
+            index += sum(1 for _ in value.named_buffers())
+            positions.append(entries)
+        else:
+            positions.append(index)
+            index += 1
+    return positions
+
+
+
+def called_with_modules(root):
+    """Whether ``root`` (a compiled function) was called with a Module argument."""
+    pyfunc = getattr(root, "pyfunc", None)
+    return any(key[0] is pyfunc for key in list(_flat_functions))

@@ -1,0 +1,159 @@
+"""Derived functions called with Module arguments: the same transforms of the flat function, and
+gradients with respect to a Module regrouped into dicts keyed like ``named_parameters()``
+(``grad``, ``value_and_grad``, ``vjp``), and the flat function a call inspects."""
+from collections import OrderedDict
+
+import numpy as np
+
+from ..api.functions import CompiledFunction, DerivedFunction, _check_against, as_compiled
+from ..errors import CallError
+from ..ir.types import type_of_value
+from ..modules.module import Module
+from .flat_functions import FlatFunction, flat_arguments, flat_function, trainable_positions
+
+
+def regroup(positions, wrt, grads):
+    """The gradients in the user's terms: a dict for a Module argument, an array otherwise."""
+    grads = iter(grads)
+    out = []
+    for k in wrt:
+        entry = positions[k]
+        if isinstance(entry, list):
+            out.append(OrderedDict((name, next(grads)) for _, name in entry))
+        else:
+            out.append(next(grads))
+    return out
+
+
+def flat_wrt(positions, wrt, fname):
+    indices = []
+    for k in wrt:
+        entry = positions[k]
+        if isinstance(entry, list):
+            if not entry:
+                raise CallError(f"{fname}: the Module argument {k} has no parameter with requires_grad=True")
+            indices += [index for index, _ in entry]
+        else:
+            indices.append(entry)
+    return tuple(indices)
+
+
+def user_wrt(fn, args):
+    if fn.wrt is not None:
+        return list(fn.wrt)
+    return [k for k, a in enumerate(args)
+            if isinstance(a, Module) or (type_of_value(a) is not None and type_of_value(a).is_float)]
+
+
+def composition_error(level, k):
+    return CallError(
+        f"{level.name}: a {level.kind} with respect to the Module argument {k} inside another derivative is "
+        "not supported (its result is a dict of arrays, not one array); for second derivatives with respect "
+        f"to a model's parameters use adcompile.hessian(f, wrt={k}) (a dict of dicts) or adcompile.hvp(f, "
+        "primals, tangents) with a tangent dict, and for derivatives of a non-scalar output "
+        f"adcompile.jacobian(f, wrt={k}) or adcompile.vjp")
+
+
+def flat_chain(fn, args, positions):
+    """The transforms of ``fn`` (a derived function of a compiled function) applied to the flat
+    function of ``args``: (flat derived function, the user's wrt if its outermost transform is
+    a gradient with respect to a Module, whose result must be regrouped into dicts, else None)."""
+    levels = []
+    while isinstance(fn, DerivedFunction):
+        levels.append(fn)
+        fn = fn.base
+    if not isinstance(fn, CompiledFunction):
+        raise CallError(f"{levels[-1].name if levels else fn!r}: Module arguments are supported by "
+                        "functions built from a plain or compiled Python function")
+    flat = flat_function(fn.pyfunc, args, fn.backend)
+    spec, grouped = [], None
+    for depth, level in enumerate(reversed(levels)):
+        wrt = user_wrt(level, args)
+        modules = [k for k in wrt if isinstance(positions[k], list)]
+        if modules:
+            if depth != len(levels) - 1 or level.kind not in ("grad", "value_and_grad"):
+                raise composition_error(level, modules[0])
+            spec.append((level.kind, flat_wrt(positions, wrt, level.name), level.tangents_only))
+            grouped = wrt
+        else:
+            indices = tuple(positions[k] for k in wrt)
+            spec.append((level.kind, indices if level.wrt_is_tuple else indices[0], level.tangents_only))
+    return flat.chain(tuple(spec)), grouped
+
+
+def run_with_modules(fn, args, extra=()):
+    """Call the compiled or derived function ``fn`` on arguments that include Modules: the same
+    transforms of the flat function, gradients with respect to a Module regrouped into dicts."""
+    if isinstance(fn, CompiledFunction):
+        flat = flat_function(fn.pyfunc, args, fn.backend)
+        return flat.run(flat_arguments(args), extra)
+    if not isinstance(fn, DerivedFunction):
+        raise CallError(f"{fn.name}: Module arguments are supported by compile, grad, value_and_grad, vjp, jvp, "
+                        "hvp, jacobian and hessian")
+    fn.check_arity(args)
+    positions = trainable_positions(args)
+    derived, wrt = flat_chain(fn, args, positions)
+    result = derived.run(flat_arguments(args), extra)
+    if wrt is None:
+        return result
+    value, grads = (None, result) if fn.kind == "grad" else result
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    grouped = regroup(positions, wrt, grads)
+    grouped = tuple(grouped) if fn.wrt_is_tuple else grouped[0]
+    return grouped if fn.kind == "grad" else (value, grouped)
+
+
+def plain_compiled(f, what):
+    compiled = as_compiled(f)
+    if not isinstance(compiled, CompiledFunction):
+        raise CallError(f"{what} with Module arguments takes a plain or compiled Python function, not "
+                        f"{compiled!r}; with respect to a Module, take {what} of the function itself "
+                        "(adcompile.hessian(f, wrt=k) is the second derivative)")
+    return compiled
+
+def vjp_with_modules(f, args, wrt=None):
+    """``vjp`` where some arguments are Modules: ``(out, pullback)``; ``pullback(cotangent)``
+    returns the tuple of gradients, a dict keyed like ``named_parameters()`` for a Module."""
+    compiled = plain_compiled(f, "vjp")
+    compiled.check_arity(args)
+    user = DerivedFunction(compiled, "vjp", wrt)  # normalises wrt (names, negative indices)
+    positions = trainable_positions(args)
+    wrt = user_wrt(user, args)
+    flat = flat_function(compiled.pyfunc, args, compiled.backend)
+    derived = flat.chain((("vjp", flat_wrt(positions, wrt, user.name), False),))
+    flat_args = flat_arguments(args)
+    out = flat.run(flat_args)
+
+    def pullback(*cotangents):
+        if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
+            cotangents = cotangents[0]
+        cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
+        cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
+        _check_against(cotangents, flat.ir(flat.signature(flat_args)).results, "cotangent")
+        result = derived.call_with_extra(flat_args, cotangents)
+        return tuple(regroup(positions, wrt, tuple(result[len(cotangents):])))
+
+    pullback.derived = derived
+    return out, pullback
+
+
+def flat_target(target, args, what):
+    """(flat function, flat arguments) that a call of ``target`` with Module arguments runs."""
+    root = target
+    while isinstance(root, DerivedFunction):
+        root = root.base
+    if isinstance(root, FlatFunction):  # the pullback of vjp with a Module: already flat
+        return target, flat_arguments(args)
+    if isinstance(target, CompiledFunction):
+        return flat_function(target.pyfunc, args, target.backend), flat_arguments(args)
+    target.check_arity(args)
+    # hessian(f, wrt=k) and jacobian(f, wrt=k) of a Module: dicts assembled from many functions
+    if ((target.kind in ("hessian", "jacobian", "vjp") or target.tangents_only)
+            and any(isinstance(args[k], Module) for k in target.wrt)):
+        k = next(k for k in target.wrt if isinstance(args[k], Module))
+        raise CallError(f"adcompile.{what}: the Hessian or Jacobian with respect to the Module argument "
+                        f"{target.param_names[k]!r} is assembled from one generated function per parameter; "
+                        f"inspect the gradient instead: adcompile.{what}(adcompile.grad(f, wrt={k}), "
+                        f"{', '.join(target.param_names)})")
+    flat, _ = flat_chain(target, args, trainable_positions(args))  # what the call runs
+    return flat, flat_arguments(args)

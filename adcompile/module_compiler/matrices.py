@@ -1,0 +1,71 @@
+"""Jacobians and Hessians with respect to a Module argument: dicts keyed like ``named_parameters()``
+(dicts of dicts for the Hessian), assembled column by column from flat derived functions."""
+from collections import OrderedDict
+
+import numpy as np
+
+from ..derivatives.forward import _unit_tensors
+from ..errors import CallError
+from .flat_functions import flat_arguments, flat_function, trainable_positions
+from .gradients import plain_compiled
+
+
+def _leaves_of(args, index, what):
+    """[(flat index, name)] of the trainable parameters of the Module argument ``index``."""
+    entries = trainable_positions(args)[index]
+    if not entries:
+        raise CallError(f"{what}: the Module argument {index} has no parameter with requires_grad=True")
+    return entries
+
+
+def jacobian_with_modules(f, index, mode, args):
+    """The Jacobian of ``f`` with respect to the Module argument ``index``: a dict keyed like
+    ``named_parameters()`` of arrays of shape ``out.shape + parameter.shape`` (as JAX's
+    jacobian of a dict of parameters, and torch.func.jacrev)."""
+    compiled = plain_compiled(f, "jacobian")
+    leaves = _leaves_of(args, index, "jacobian")
+    flat = flat_function(compiled.pyfunc, args, compiled.backend)
+    flat_args = flat_arguments(args)
+    out = flat.run(flat_args)
+    if isinstance(out, tuple):
+        raise CallError("jacobian: the function must return one array or scalar")
+    out_shape = np.shape(out)
+    shapes = [np.shape(flat_args[k]) for k, _ in leaves]
+    result = OrderedDict()
+    if mode == "rev":
+        derived = flat.chain((("vjp", tuple(k for k, _ in leaves), False),))
+        dtype = np.result_type(out, *(flat_args[k] for k, _ in leaves))
+        rows = [derived.call_with_extra(flat_args, (e,))[-len(leaves):] for e in _unit_tensors(out_shape, dtype)]
+        for j, ((_, name), shape) in enumerate(zip(leaves, shapes)):
+            stacked = np.stack([np.reshape(row[j], -1) for row in rows]) if rows else np.zeros((0, int(np.prod(shape))))
+            result[name] = stacked.reshape(out_shape + shape)
+    else:
+        for (k, name), shape in zip(leaves, shapes):
+            derived = flat.chain((("jvp", (k,), True),))
+            dtype = np.result_type(out, flat_args[k])
+            columns = [np.reshape(derived.call_with_extra(flat_args, (e,))[-1], -1)
+                       for e in _unit_tensors(shape, dtype)]
+            matrix = np.stack(columns, axis=1) if columns else np.zeros((int(np.prod(out_shape)), 0))
+            result[name] = matrix.reshape(out_shape + shape)
+    return result
+
+
+def hessian_with_modules(f, index, args):
+    """The Hessian of scalar ``f`` with respect to the Module argument ``index``: a dict of dicts,
+    ``H[a][b]`` of shape ``a.shape + b.shape`` for parameter names a, b (as JAX's hessian of a dict
+    of parameters, and torch.func.hessian). One forward-over-reverse column per parameter entry."""
+    compiled = plain_compiled(f, "hessian")
+    leaves = _leaves_of(args, index, "hessian")
+    flat = flat_function(compiled.pyfunc, args, compiled.backend)
+    flat_args = flat_arguments(args)
+    indices = tuple(k for k, _ in leaves)
+    result = OrderedDict((name, OrderedDict()) for _, name in leaves)
+    for k, a in leaves:
+        column = flat.chain((("grad", indices, False), ("jvp", (k,), True)))
+        shape = np.shape(flat_args[k])
+        columns = [column.call_with_extra(flat_args, (e,)) for e in _unit_tensors(shape, flat_args[k].dtype)]
+        for j, (m, b) in enumerate(leaves):
+            other = np.shape(flat_args[m])
+            stacked = np.stack([np.asarray(c[j] if isinstance(c, tuple) else c) for c in columns])
+            result[a][b] = stacked.reshape(shape + other)
+    return result
