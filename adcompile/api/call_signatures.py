@@ -8,7 +8,7 @@ called with.
 
 Example arguments may include Modules (``source(grad(loss), model, X, y)``): a call with them
 runs a flat function of the module's parameter and buffer arrays, which the compiler of Module
-arguments (``module_compile.py``, through ``module_dispatch.py``) names.
+arguments (``module_compiler/``, through ``modules/dispatch.py``) names.
 """
 from ..errors import CallError
 from ..modules.module import Module

@@ -3,7 +3,7 @@
     check_matmul_shapes   raises as ``a @ b`` would when the contracted lengths differ: left
                           in place of a dead product a rewrite relied on (ir/dim_equalities.py)
     check_assertion       raises ``AssertionError(message)`` when its condition is false: the
-                          user's ``assert`` (frontend/statements.py)
+                          user's ``assert`` (frontend/translator/statements.py)
     may_share_memory      whether two arrays' memory may overlap: decides whether a loop may
                           write one while reading the other (lowering/slice_writes.py)
 """
