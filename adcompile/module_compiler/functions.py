@@ -14,6 +14,11 @@ calls with Module arguments to the entry points this module registers in ``modul
 
 Gradients with respect to a Module argument are dicts keyed like ``named_parameters()``
 (parameters with ``requires_grad`` only).
+
+A buffer that the compiled code writes into in place (BatchNorm's running statistics) is
+state: every function compiled for the module, its derivatives included, writes into the
+module's own array (``transforms/arguments.py``), so ``backward``, ``train_step`` and ``fit``
+update it as ``model(x)`` does.
 """
 import inspect
 import threading
@@ -33,6 +38,7 @@ from ..ir.types import type_of_value
 from ..modules.module import Module, tree_version
 from ..modules.parameter import Parameter
 from ..modules.step_counters import step_counters
+from ..transforms.arguments import written_arguments
 
 _lock = threading.RLock()
 _flat_functions = {}
@@ -76,10 +82,13 @@ class FlatFunction(_Specialised):
         names = list(inspect.signature(pyfunc).parameters)
         self.slots = [ModuleSlot(m, module_leaves(m)) if m is not None else None for m in modules]
         self.param_names = []
+        self.buffer_positions = set()  # flat positions of the modules' buffers
         for name, slot in zip(names, self.slots):
             if slot is None:
                 self.param_names.append(name)
             else:
+                start = len(self.param_names)
+                self.buffer_positions |= {start + k for k in slot.buffer_indices}
                 self.param_names += slot.leaf_names
         self._ir = {}
 
@@ -97,7 +106,12 @@ class FlatFunction(_Specialised):
         if sig not in self._ir:
             with self._lock:
                 if sig not in self._ir:
-                    self._ir[sig] = translate_with_modules(self.pyfunc, self.slots, sig, self.ir_name())
+                    fn = translate_with_modules(self.pyfunc, self.slots, sig, self.ir_name())
+                    buffers = {param for k, param in enumerate(fn.params) if k in self.buffer_positions}
+                    state = [param for param in written_arguments(fn) if param in buffers]
+                    if state:  # buffers written in place: their writes reach the module's arrays
+                        fn.state_params = state
+                    self._ir[sig] = fn
         return self._ir[sig]
 
     ir = primal_ir

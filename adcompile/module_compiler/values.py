@@ -181,6 +181,7 @@ class ModuleSlot:
     def __init__(self, module, leaves):
         self._module = weakref.ref(module)
         self.leaf_names = [name for name, _, _ in leaves]
+        self.buffer_indices = [k for k, (_, holder, _) in enumerate(leaves) if not isinstance(holder, Parameter)]
 
     @property
     def module(self):
