@@ -33,7 +33,8 @@ from ..derivatives.forward import _tangent_like, _unit_tensors
 from ..errors import CallError
 from ..modules.dispatch import ModuleCompiler, register_module_compiler
 from ..modules.leaves import module_leaves
-from .values import ModuleSlot, translate_with_modules
+from .values import ModuleSlot, TupleSlot, translate_with_modules
+from ..frontend.values import regroup_results
 from ..ir.types import type_of_value
 from ..modules.module import Module, tree_version
 from ..modules.parameter import Parameter
@@ -80,17 +81,21 @@ class FlatFunction(_Specialised):
         self.backend = backend
         self.name = label or pyfunc.__name__
         names = list(inspect.signature(pyfunc).parameters)
-        self.slots = [ModuleSlot(m, module_leaves(m)) if m is not None else None for m in modules]
+        self.slots = [ModuleSlot(m, module_leaves(m)) if isinstance(m, Module) else
+                      TupleSlot(m) if isinstance(m, int) else None for m in modules]
         self.param_names = []
         self.buffer_positions = set()  # flat positions of the modules' buffers
         for name, slot in zip(names, self.slots):
             if slot is None:
                 self.param_names.append(name)
+            elif isinstance(slot, TupleSlot):
+                self.param_names += slot.names(name)
             else:
                 start = len(self.param_names)
                 self.buffer_positions |= {start + k for k in slot.buffer_indices}
                 self.param_names += slot.leaf_names
         self._ir = {}
+        self.result_structure = None  # the nested tuple the function returns flat, if it does
 
     def origin(self):
         return f"{self.pyfunc.__module__}.{self.pyfunc.__qualname__}"
@@ -107,6 +112,7 @@ class FlatFunction(_Specialised):
             with self._lock:
                 if sig not in self._ir:
                     fn = translate_with_modules(self.pyfunc, self.slots, sig, self.ir_name())
+                    self.result_structure = getattr(fn, "result_structure", None)
                     buffers = {param for k, param in enumerate(fn.params) if k in self.buffer_positions}
                     state = [param for param in written_arguments(fn) if param in buffers]
                     if state:  # buffers written in place: their writes reach the module's arrays
@@ -150,18 +156,19 @@ class FlatFunction(_Specialised):
 
 
 def flat_function(pyfunc, args, backend):
-    """The FlatFunction of ``pyfunc`` for the Modules among ``args`` (by module key). The cache
-    holds no model: a FlatFunction refers to its modules weakly, and a module's entries are
-    dropped when it is collected (so ids in keys always belong to live modules)."""
-    modules = [a if isinstance(a, Module) else None for a in args]
-    key = (pyfunc, backend, tuple(None if m is None else (id(m), module_key(m)) for m in modules))
+    """The FlatFunction of ``pyfunc`` for the Modules among ``args`` (by module key; an int in
+    ``args`` stands for a tuple argument of that many items). The cache holds no model: a
+    FlatFunction refers to its modules weakly, and a module's entries are dropped when it is
+    collected (so ids in keys always belong to live modules)."""
+    modules = [a if isinstance(a, (Module, int)) else None for a in args]
+    key = (pyfunc, backend, tuple((id(m), module_key(m)) if isinstance(m, Module) else m for m in modules))
     with _lock:
         flat = _flat_functions.get(key)
         if flat is None:
             label = pyfunc.__qualname__.replace(".<locals>", "")
             flat = _flat_functions[key] = FlatFunction(pyfunc, modules, backend, label)
             for module in modules:
-                if module is not None and "_adcompile_finalizer" not in module.__dict__:
+                if isinstance(module, Module) and "_adcompile_finalizer" not in module.__dict__:
                     module.__dict__["_adcompile_finalizer"] = weakref.finalize(module, _forget_module, id(module))
     return flat
 
@@ -169,7 +176,7 @@ def flat_function(pyfunc, args, backend):
 def _forget_module(module_id):
     """A module was collected: drop the flat functions compiled for it."""
     with _lock:
-        for key in [k for k in _flat_functions if any(e is not None and e[0] == module_id for e in k[2])]:
+        for key in [k for k in _flat_functions if any(isinstance(e, tuple) and e[0] == module_id for e in k[2])]:
             del _flat_functions[key]
 
 
@@ -240,10 +247,23 @@ class _CallPlan:
             raise NotImplementedError(f"{type(module).__name__} does not define forward(self, ...)")
         self.forward = forward
         self.signature = inspect.signature(forward)
-        self.flat = flat_function(forward, [module] + [None] * (len(self.signature.parameters) - 1), backend)
+        self.module = weakref.ref(module)
+        self.flats = {}  # per tuple structure of the arguments: the flat function
+        self.flat = self.flat_for(())
         self.params = [p for _, p in module.named_parameters()]
         self.buffers = [b for _, b in module.named_buffers()]
         self.counters = [counter for _, counter in step_counters(module)]
+
+
+    def flat_for(self, tuple_sizes):
+        """The flat function for arguments whose tuples have ``tuple_sizes`` ((position, size)...)."""
+        flat = self.flats.get(tuple_sizes)
+        if flat is None:
+            structure = [None] * (len(self.signature.parameters) - 1)
+            for position, size in tuple_sizes:
+                structure[position] = size
+            flat = self.flats[tuple_sizes] = flat_function(self.forward, [self.module()] + structure, self.backend)
+        return flat
 
 
 def module_backend(module):
@@ -265,7 +285,13 @@ def call_module(module, args, kwargs):
         args = bound.args[1:]
     if any(isinstance(a, (Module, Parameter)) for a in args):
         args = [a.data if isinstance(a, Parameter) else a for a in args]
-    result = plan.flat.run([p._data for p in plan.params] + plan.buffers + list(args))
+    flat = plan.flat
+    if any(isinstance(a, tuple) for a in args):  # lstm(x, (h0, c0)): one flat argument per item
+        flat = plan.flat_for(tuple((k, len(a)) for k, a in enumerate(args) if isinstance(a, tuple)))
+        args = [item for a in args for item in (a if isinstance(a, tuple) else (a,))]
+    result = flat.run([p._data for p in plan.params] + plan.buffers + list(args))
+    if flat.result_structure is not None:  # (output, (h_n, c_n)): the compiled function returns it flat
+        result = regroup_results(flat.result_structure, result)
     for counter in plan.counters:  # random streams (Dropout) advance after a training-mode call
         counter += 1
     return result
