@@ -57,6 +57,7 @@ def refers_to(value, var):
         return any(refers_to(inner, var) for inner in value.inners)
     return False
 
+
 def nested_structure(value):
     """The shape of a returned tuple: a tuple with None per item and a tuple per inner tuple."""
     return tuple(nested_structure(item) if isinstance(item, TupleValue) else None for item in value.items)

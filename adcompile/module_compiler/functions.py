@@ -82,7 +82,7 @@ class FlatFunction(_Specialised):
         self.name = label or pyfunc.__name__
         names = list(inspect.signature(pyfunc).parameters)
         self.slots = [ModuleSlot(m, module_leaves(m)) if isinstance(m, Module) else
-                      TupleSlot(m) if isinstance(m, int) else None for m in modules]
+                      m if isinstance(m, TupleSlot) else None for m in modules]
         self.param_names = []
         self.buffer_positions = set()  # flat positions of the modules' buffers
         for name, slot in zip(names, self.slots):
@@ -156,12 +156,13 @@ class FlatFunction(_Specialised):
 
 
 def flat_function(pyfunc, args, backend):
-    """The FlatFunction of ``pyfunc`` for the Modules among ``args`` (by module key; an int in
-    ``args`` stands for a tuple argument of that many items). The cache holds no model: a
+    """The FlatFunction of ``pyfunc`` for the Modules among ``args`` (by module key; a TupleSlot
+    in ``args`` stands for a tuple argument of its size). The cache holds no model: a
     FlatFunction refers to its modules weakly, and a module's entries are dropped when it is
     collected (so ids in keys always belong to live modules)."""
-    modules = [a if isinstance(a, (Module, int)) else None for a in args]
-    key = (pyfunc, backend, tuple((id(m), module_key(m)) if isinstance(m, Module) else m for m in modules))
+    modules = [a if isinstance(a, (Module, TupleSlot)) else None for a in args]
+    key = (pyfunc, backend, tuple((id(m), module_key(m)) if isinstance(m, Module) else
+                                  ("tuple", m.size) if isinstance(m, TupleSlot) else None for m in modules))
     with _lock:
         flat = _flat_functions.get(key)
         if flat is None:
@@ -176,7 +177,7 @@ def flat_function(pyfunc, args, backend):
 def _forget_module(module_id):
     """A module was collected: drop the flat functions compiled for it."""
     with _lock:
-        for key in [k for k in _flat_functions if any(isinstance(e, tuple) and e[0] == module_id for e in k[2])]:
+        for key in [k for k in _flat_functions if any(e is not None and e[0] == module_id for e in k[2])]:
             del _flat_functions[key]
 
 
@@ -254,14 +255,13 @@ class _CallPlan:
         self.buffers = [b for _, b in module.named_buffers()]
         self.counters = [counter for _, counter in step_counters(module)]
 
-
     def flat_for(self, tuple_sizes):
         """The flat function for arguments whose tuples have ``tuple_sizes`` ((position, size)...)."""
         flat = self.flats.get(tuple_sizes)
         if flat is None:
             structure = [None] * (len(self.signature.parameters) - 1)
             for position, size in tuple_sizes:
-                structure[position] = size
+                structure[position] = TupleSlot(size)
             flat = self.flats[tuple_sizes] = flat_function(self.forward, [self.module()] + structure, self.backend)
         return flat
 
