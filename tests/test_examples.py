@@ -64,6 +64,36 @@ def test_newton_on_rosenbrock_reaches_the_minimum_and_plots_its_path(capsys, tmp
     assert plot == tmp_path / "newton_rosenbrock.png" and png_size(plot) == (585, 495)
 
 
+def test_cnn_digits_model_trains_with_batch_norm_in_generated_python():
+    """A bounded run of the CNN example's model (narrower, on 128 images, as generated Python):
+    the loss falls and fit advances BatchNorm's running statistics once per minibatch."""
+    pytest.importorskip("sklearn")
+    import adcompile
+    example = load("cnn_digits")
+    X_train, X_test, y_train, y_test = example.load_image_split()
+    assert X_train.shape[1:] == (1, 8, 8) and len(X_train) + len(X_test) == 1797
+    adcompile.modules.init.manual_seed(0)
+    model = example.DigitsCNN(channels=(4, 8)).compile("python")
+    optimizer = adcompile.optim.Adam(model.parameters(), lr=1e-2)
+    history = adcompile.fit(example.loss_fn, model, optimizer, X_train[:128], y_train[:128], epochs=3,
+                            batch_size=32, progress=False)
+    assert history[-1] < 0.8 * history[0]
+    norm = model.features[1]
+    assert norm.num_batches_tracked.tolist() == [12] and np.all(norm.running_mean != 0.0)
+
+
+@pytest.mark.slow
+def test_cnn_digits_example_reaches_97_percent_on_numba(capsys, tmp_path):
+    """The example as a user runs it: fit on numba (minutes of numba compilation)."""
+    pytest.importorskip("sklearn")
+    model, history, accuracy, plot = load("cnn_digits").main(str(tmp_path))
+    out = capsys.readouterr().out
+    assert accuracy >= 0.97 and f"test accuracy {accuracy:.4f}" in out
+    assert history[-1] < history[0] / 5 and not model.training
+    if plot is not None:
+        assert png_size(plot)[0] > 0
+
+
 def test_fitting_a_spring_recovers_its_parameters_and_plots_the_fit(capsys, tmp_path):
     example = load("fit_spring")
     k, c, losses, plot = example.main(tmp_path)

@@ -96,6 +96,46 @@ def test_hardtanh_rejects_an_empty_range():
         nn.Hardtanh(1.0, 1.0)
 
 
+# ------------------------------------------------------------------ buffers written by compiled code
+class Averaging(Module):
+    """A custom module keeping an exponential average of its inputs in a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = adcompile.Parameter(np.array([1.0, 2.0]))
+        self.register_buffer("average", np.zeros(2))
+
+    def forward(self, x):
+        if self.training:
+            self.average[:] = 0.5 * self.average + 0.5 * np.mean(x, axis=0)
+        return x * self.weight
+
+
+def test_a_buffer_written_in_forward_is_updated_by_derived_functions_too():
+    model = Averaging().compile("python")
+    x = np.array([[2.0, 4.0], [4.0, 8.0]])
+
+    def loss(model, x):
+        return np.sum(model(x) ** 2)
+    grads = adcompile.grad(loss)(model, x)
+    np.testing.assert_allclose(grads["weight"], 2 * np.sum(x * x, axis=0) * model.weight.data)
+    np.testing.assert_allclose(model.average, [1.5, 3.0])  # the gradient's forward wrote it
+    adcompile.jvp(loss, (model, x), ({"weight": np.ones(2)}, None))
+    np.testing.assert_allclose(model.average, [2.25, 4.5])
+    model.eval()
+    adcompile.grad(loss)(model, x)
+    np.testing.assert_allclose(model.average, [2.25, 4.5])
+
+
+def test_arrays_written_by_a_plain_function_stay_values_in_its_derivatives():
+    def f(x, buffer):
+        buffer[:] = 2.0 * x
+        return np.sum(x * x)
+    x, buffer = np.array([1.0, 3.0]), np.zeros(2)
+    np.testing.assert_allclose(adcompile.grad(adcompile.compile(f, backend="python"))(x, buffer), 2 * x)
+    np.testing.assert_allclose(buffer, 0.0)  # not a module's buffer: the derivative copies it
+
+
 # ------------------------------------------------------------------ batch and group normalisation
 def batch_norm_reference(x, weight, bias, eps=1e-5):
     axes = (0,) + tuple(range(2, x.ndim))
@@ -200,6 +240,8 @@ def test_batch_norm_rejects_input_of_the_wrong_rank():
         nn.BatchNorm2d(3).compile("python")(np.ones((2, 3)))
     with pytest.raises(ValueError, match="momentum"):
         nn.BatchNorm1d(3, momentum=2.0)
+    with pytest.raises(AssertionError, match="more than 1 value per channel"):  # as PyTorch's ValueError
+        nn.BatchNorm1d(3).compile("python")(np.ones((1, 3)))
 
 
 @pytest.mark.parametrize("shape, groups", [((3, 6), 3), ((2, 6, 5), 2), ((2, 4, 3, 3), 4)])

@@ -49,6 +49,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     n, channels = input.shape[0], input.shape[1]
     x3 = input.reshape(n, channels, input.size // (n * channels))
     if training or running_mean is None:
+        assert input.size > channels, "batch_norm: expected more than 1 value per channel when training"
         mean = np.mean(np.mean(x3, axis=2), axis=0)
         centered = x3 - _per_channel(mean)
         var = np.mean(np.mean(centered * centered, axis=2), axis=0)
