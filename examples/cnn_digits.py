@@ -4,7 +4,11 @@ BatchNorm2d, ReLU, MaxPool2d and Linear, trained with ``adcompile.fit`` on numba
 update) is one compiled call; the test accuracy is measured in evaluation mode, with the
 running statistics.
 
-    python examples/cnn_digits.py [FOLDER]     # the loss curve goes to FOLDER/cnn_digits.png
+    python examples/cnn_digits.py [FOLDER]            # the loss curve goes to FOLDER/cnn_digits.png
+    python examples/cnn_digits.py --python [FOLDER]   # run the generated Python instead of numba
+
+numba compiles the epoch (convolutions and their backward, tapes included) once, which takes
+minutes; the generated Python starts at once and runs the same numbers at numpy speed.
 
 Needs scikit-learn (and matplotlib for the plot): ``pip install 'adcompile[examples]'``.
 """
@@ -55,9 +59,10 @@ def main(*args):
     folders = [a for a in args if not a.startswith("--")]
     X_train, X_test, y_train, y_test = load_image_split()
     adcompile.modules.init.manual_seed(SEED)
-    model = DigitsCNN().compile(BACKEND)
+    backend = "python" if "--python" in args else BACKEND
+    model = DigitsCNN().compile(backend)
     optimizer = adcompile.optim.Adam(model.parameters(), lr=5e-3)
-    optimizer.backend = BACKEND
+    optimizer.backend = backend
 
     def report(epoch, loss):
         print(f"epoch {epoch + 1:2d}: loss {loss:.4f}")
@@ -67,7 +72,7 @@ def main(*args):
     seconds = time.perf_counter() - start
     model.eval()  # BatchNorm with its running statistics
     accuracy = float(np.mean(np.argmax(model(X_test), axis=1) == y_test))
-    print(f"test accuracy {accuracy:.4f} after {EPOCHS} epochs in {seconds:.1f} s (fit on {BACKEND}, "
+    print(f"test accuracy {accuracy:.4f} after {EPOCHS} epochs in {seconds:.1f} s (fit on {backend}, "
           "compilation included)")
     plot = save_plot(Path(folders[0] if folders else ".") / "cnn_digits.png", history, "CNN on the digits data set")
     return model, history, accuracy, plot
