@@ -3,7 +3,7 @@
     @adcompile.compile
     def loss(w, X, y): ...
     g = adcompile.grad(loss)       # dloss/dw, compiled by numba
-    print(adcompile.source(g))     # readable generated Python
+    print(adcompile.source(g))     # the readable generated Python (stage="lowered": what numba runs)
 """
 from .api.functions import compile, grad, value_and_grad
 from .backend.cache_folder import clear_cache
@@ -13,10 +13,11 @@ from .derivatives.vmapping import vmap
 from .derivatives import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
 from .errors import AdCompileError
 from .inspection.source import ir, source, source_path
+from .inspection.ir_stages import ir_stages
 from .checks.gradcheck import gradcheck, gradgradcheck
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "vmap", "source",
-           "AdCompileError", "gradcheck", "gradgradcheck", "clear_cache", "ir", "source_path"]
+           "AdCompileError", "gradcheck", "gradgradcheck", "clear_cache", "ir", "ir_stages", "source_path"]
 from .version import __version__  # noqa: E402
 from .custom.function import Function, once_differentiable  # noqa: E402
 
@@ -30,7 +31,8 @@ from .modules.parameter import Parameter  # noqa: E402
 from .modules.module import Module  # noqa: E402
 
 __all__ += ["Parameter", "Module"]
-from .training.loops import backward, batch_order, fit, train_step  # noqa: E402
+from .training.fitting import fit  # noqa: E402
+from .training.loops import backward, batch_order, train_step  # noqa: E402
 from . import optim, nn  # noqa: E402,F401
 from .modules import init  # noqa: E402,F401
 

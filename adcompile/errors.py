@@ -80,7 +80,10 @@ class Location:
 
 
 def located(error_class, message, location):
-    """Build ``error_class`` whose message ends with the quoted source line of ``location``."""
+    """Build ``error_class`` whose message ends with the quoted source line of ``location``
+    (kept as its ``location`` attribute, for tools that point further, such as the CLI)."""
     if location is None:
         return error_class(message)
-    return error_class(f"{message}\n{location.describe()}")
+    error = error_class(f"{message}\n{location.describe()}")
+    error.location = location
+    return error

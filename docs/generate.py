@@ -71,12 +71,16 @@ def rejected():
 
 def stages():
     import adcompile
-    from adcompile.inspection.ir_stages import ir_stages
+    from adcompile import ir_stages
     module = _snippet_module("pipeline_example")
     fn = adcompile.compile(module.softplus_sum, backend="python")
     parts = [_fence(inspect.getsource(module.softplus_sum), "python")]
-    for name, text in ir_stages(adcompile.grad(fn), np.ones(3), 2.0):
-        language = "python" if name == "lowered" else "text"
+    stages = ir_stages(adcompile.grad(fn), np.ones(3), 2.0)
+    for name, text in stages:
+        if name == "lowered" and text == stages[-2][1]:
+            parts.append("**lowered**: the same source (`backend=\"python\"` runs the differentiated code)\n")
+            continue
+        language = "python" if name in ("differentiated", "lowered") else "text"
         parts.append(f"**{name}**\n\n" + _fence(text, language))
     return "\n".join(parts)
 
@@ -151,16 +155,17 @@ def _public(module, prefix):
 
 
 def api_submodules():
-    """The layers and losses of adcompile.nn, nn.functional, init, the optimizers and schedulers."""
+    """The layers and losses of adcompile.nn, nn.functional, nn.utils, init, the optimizers and schedulers."""
     import adcompile
     from adcompile.optim import lr_scheduler
     groups = [("adcompile.nn", _public(adcompile.nn, "adcompile.nn")),
               ("adcompile.nn.functional", _public(adcompile.nn.functional, "adcompile.nn")),
+              ("adcompile.nn.utils", _public(adcompile.nn.utils, "adcompile.nn")),
               ("adcompile.modules.init", _public(adcompile.modules.init, "adcompile.modules.init")),
               ("adcompile.optim", [(name, getattr(adcompile.optim, name))
                                    for name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")]),
               ("adcompile.optim.lr_scheduler", [(name, getattr(lr_scheduler, name))
-                                                for name in ("StepLR", "ExponentialLR", "CosineAnnealingLR")])]
+                                                for name in lr_scheduler.__all__[2:]])]
     parts = []
     for prefix, members in groups:
         parts.append(f"### `{prefix}`\n")

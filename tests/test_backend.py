@@ -59,7 +59,7 @@ def test_generated_source_lives_in_a_real_file_that_tracebacks_point_into():
     path = fn.py_func.__code__.co_filename  # (loaded functions name the generated one, as numba does)
     assert path.endswith(".py") and os.path.exists(path)
     with open(path) as handle:
-        assert handle.read() == adcompile.source(g)
+        assert handle.read() == adcompile.source(g, stage="lowered")
 
 
 def test_one_specialisation_per_signature():

@@ -84,7 +84,7 @@ def test_gradient_inlined_in_a_compiled_loop(monkeypatch):
     X = rng.standard_normal((30, 4))
     y = (X @ rng.standard_normal(4) > 0) * 1.0
     train = adcompile.compile(descend, backend="python")
-    assert REUSED in adcompile.source(train, np.zeros(4), X, y, 3)
+    assert REUSED in adcompile.source(train, np.zeros(4), X, y, 3, stage="lowered")
     w = np.zeros(4)
     for _ in range(3):
         p = 1.0 / (1.0 + np.exp(-(X @ w)))
@@ -113,7 +113,7 @@ def test_numba_point_by_point_reuse():
     rng = np.random.default_rng(4)
     A, x = rng.standard_normal((6, 3)), rng.standard_normal(3)
     gradient = adcompile.grad(adcompile.compile(tanh_layer), wrt=(0,))
-    assert REUSED in adcompile.source(gradient, A, x)
+    assert REUSED in adcompile.source(gradient, A, x, stage="lowered")
     expected = central_differences(lambda a: tanh_layer(a, x), A)
     np.testing.assert_allclose(gradient(A, x)[0], expected, rtol=1e-6, atol=1e-8)
 
@@ -123,7 +123,7 @@ def test_numba_gradient_with_reuse_matches_unfused():
     rng = np.random.default_rng(2)
     means, x = rng.standard_normal((4, 3)), rng.standard_normal((20, 3))
     fused = adcompile.grad(adcompile.compile(mixture_like))
-    assert REUSED in adcompile.source(fused, means, x)
+    assert REUSED in adcompile.source(fused, means, x, stage="lowered")
     expected = adcompile.grad(adcompile.compile(mixture_like, backend="python"))(means, x)
     np.testing.assert_allclose(fused(means, x), expected, rtol=1e-10)
 

@@ -28,6 +28,10 @@ PROGRAM = textwrap.dedent('''
         return s
 
 
+    def weighted_exp(x, y):
+        return np.sum(np.exp(x) * y)
+
+
     def with_default(x, power=2.0):
         return np.sum(x ** power)
 
@@ -115,6 +119,27 @@ def test_ir_prints_every_stage_down_to_the_source(program):
     assert headers[0] == "=== parsed ===" and headers[1] == "=== grad(scaled): transformed ==="
     assert headers[-1] == "=== lowered ===" and len(headers) >= 4
     assert "def scaled(x:f8[:], k:f8, n:i8):" in out and "def scaled_grad(x, k, n):" in out
+
+
+def test_stage_chooses_the_differentiated_the_lowered_source_or_an_ir_stage(program):
+    argv = ["source", f"{program}:weighted_exp", "--grad", "--args", "x=(4,) y=(4,)", "--no-color"]
+    status, default, err = run(*argv)
+    assert status == 0, err
+    assert run(*argv, "--stage", "differentiated")[1] == default
+    assert "def weighted_exp_grad(x, y):" in default and "for i in range(" not in default
+    status, lowered, err = run(*argv, "--stage", "lowered")  # numba's code: a fused loop and its fallback
+    assert status == 0, err
+    assert "def weighted_exp_grad(x, y):" in lowered and "for i in range(" in lowered and "else:" in lowered
+    status, parsed, _ = run(*argv, "--stage", "parsed")
+    assert status == 0 and parsed.startswith("def weighted_exp(x:f8[:], y:f8[:]):\n") and parsed.endswith("]\n")
+
+
+def test_an_unknown_stage_is_a_usage_error_listing_the_stages(program):
+    status, _, err = run("source", f"{program}:scaled", "--grad", "--args", "x=(4,) k=() n=int:3",
+                         "--backend", "python", "--stage", "optimized")
+    assert status == 2 and "--stage optimized: unknown stage" in err, err
+    assert "'parsed', 'grad(scaled): transformed'" in err and "'differentiated', 'lowered'" in err
+    assert run("source", f"{program}:scaled", "--stage", "parsed", "--ir")[0] == 2  # one or the other
 
 
 # ----------------------------------------------------------------- check

@@ -334,6 +334,29 @@ def test_fit_on_two_workers_reaches_the_single_machine_accuracy(digits, single_m
     assert len(opt.state) == len(list(model.parameters()))  # the optimizer's state was updated in place
 
 
+
+def test_fit_with_validation_and_a_scheduler_equals_fit(client, digits):
+    X, y, X_test, y_test = digits
+    histories, models = [], []
+    for distributed_fit in (True, False):
+        model, opt = digits_model()
+        scheduler = adcompile.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        options = dict(epochs=2, batch_size=64, validation_data=(X_test, y_test), scheduler=scheduler)
+        if distributed_fit:
+            history = adask.fit(digits_loss, model, opt, *digits_blocks(digits), client=client, timeout=TIMEOUT,
+                                **options)
+        else:
+            history = adcompile.fit(digits_loss, model, opt, X, y, progress=False, **options)
+        histories.append(history)
+        models.append(model)
+    assert histories[0].lr == histories[1].lr == [0.2, 0.1]
+    close(histories[0].val_loss, histories[1].val_loss, rtol=1e-10)
+    close(dict(models[0].named_parameters()), dict(models[1].named_parameters()), rtol=1e-10)
+    with pytest.raises(adcompile.AdCompileError, match="OneCycleLR steps after each batch"):
+        model, opt = digits_model()
+        one_cycle = adcompile.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=100)
+        adask.fit(digits_loss, model, opt, X, y, scheduler=one_cycle)
+
 def test_fit_broadcasts_the_parameters_once_per_step(client, digits, monkeypatch):
     """Each step scatters the parameters once with broadcast=True and every block task gets that
     future, not the arrays; the epoch loss and parameters are still fit's."""

@@ -155,7 +155,10 @@ DOCTEST_MODULES = ["adcompile.inspection.source", "adcompile.inspection.ir_stage
                    "adcompile.nn.embedding", "adcompile.nn.normalization", "adcompile.nn.conv", "adcompile.nn.pooling",
                    "adcompile.nn.recurrent", "adcompile.nn.functional", "adcompile.nn.losses",
                    "adcompile.nn.conv_functional", "adcompile.modules.init", "adcompile.optim.sgd", "adcompile.optim.adam",
-                   "adcompile.optim.rmsprop", "adcompile.optim.adagrad", "adcompile.optim.lr_scheduler"]
+                   "adcompile.optim.rmsprop", "adcompile.optim.adagrad", "adcompile.optim.lr_scheduler",
+                   "adcompile.optim.factor_schedulers", "adcompile.optim.one_cycle", "adcompile.optim.plateau",
+                   "adcompile.optim.sequential_lr", "adcompile.nn.utils", "adcompile.training.fitting",
+                   "adcompile.training.history"]
 
 
 @pytest.mark.parametrize("module_name", DOCTEST_MODULES)
@@ -186,10 +189,11 @@ def test_every_public_function_and_class_has_an_example():
     # schedulers (their base classes Optimizer and LRScheduler, and OptimizerError, are not used directly)
     documented.update(public_objects(adcompile.nn, "adcompile.nn"))
     documented.update(public_objects(adcompile.nn.functional, "adcompile.nn"))
+    documented.update(public_objects(adcompile.nn.utils, "adcompile.nn"))
     documented.update(public_objects(adcompile.modules.init, "adcompile.modules.init"))
     optim = [adcompile.optim.SGD, adcompile.optim.Adam, adcompile.optim.AdamW, adcompile.optim.RMSprop,
-             adcompile.optim.Adagrad, adcompile.optim.lr_scheduler.StepLR, adcompile.optim.lr_scheduler.ExponentialLR,
-             adcompile.optim.lr_scheduler.CosineAnnealingLR]
+             adcompile.optim.Adagrad] + [getattr(adcompile.optim.lr_scheduler, name)
+                                         for name in adcompile.optim.lr_scheduler.__all__[2:]]
     documented.update({f"{cls.__module__}.{cls.__name__}": cls for cls in optim})
     assert {"adcompile.nn.LSTMCell", "adcompile.nn.functional.conv2d", "adcompile.nn.functional.mse_loss",
             "adcompile.modules.init.kaiming_uniform_"} <= set(documented)

@@ -43,3 +43,18 @@ def test_a_list_argument_is_told_to_become_an_array():
 
 def total(x):
     return np.sum(x)
+
+
+def calls_backward(w, X):
+    loss = np.sum((X @ w) ** 2)
+    loss.backward()
+    return loss
+
+
+@pytest.mark.parametrize("backend", ["numba", "python"])
+def test_backward_inside_a_compiled_function_points_to_adcompile_backward(backend):
+    with pytest.raises(adcompile.AdCompileError) as raised:
+        adcompile.compile(calls_backward, backend=backend)(np.ones(3), np.ones((4, 3)))
+    message = str(raised.value)
+    assert "loss.backward()" in message and __file__ in message
+    assert "adcompile.backward(loss_fn, model, *args)" in message and "adcompile.grad(loss_fn)" in message

@@ -59,7 +59,7 @@ def test_an_update_is_one_loop_and_right(fused):
     compiled = adcompile.compile(sgd_like, backend="python")
     p, d = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))
     expected = p - 0.1 * d
-    source = adcompile.source(compiled, p, d, 0.1)
+    source = adcompile.source(compiled, p, d, 0.1, stage="lowered")
     assert "p[i, j] = p[i, j] - lr * d[i, j]" in source and "rt.may_share_memory(p, d)" in source
     assert compiled(p, d, 0.1) == pytest.approx(expected.sum())
     np.testing.assert_array_equal(p, expected)
@@ -92,7 +92,7 @@ def test_a_chain_through_named_values_is_one_loop(fused):
     p, buf, g = (RNG.standard_normal((3, 5)) for _ in range(3))
     expected_buf = 0.9 * buf + 0.1 * g
     expected_p = p - 0.01 * expected_buf / (np.sqrt(expected_buf * expected_buf) + 1.0)
-    source = adcompile.source(compiled, p, buf, g, 0.9, 0.01)
+    source = adcompile.source(compiled, p, buf, g, 0.9, 0.01, stage="lowered")
     assert "denom = " not in source.split("else:")[0]  # computed in the loop, not into an array
     compiled(p, buf, g, 0.9, 0.01)
     np.testing.assert_allclose(buf, expected_buf, rtol=1e-15)
@@ -103,7 +103,7 @@ def test_a_view_of_the_written_array_is_not_looped(fused):
     compiled = adcompile.compile(reversed_copy, backend="python")
     x = RNG.standard_normal((6, 2))
     expected = 2.0 * x[::-1]
-    assert "for i in" not in adcompile.source(compiled, x)
+    assert "for i in" not in adcompile.source(compiled, x, stage="lowered")
     compiled(x)
     np.testing.assert_array_equal(x, expected)
 
@@ -114,7 +114,7 @@ def test_the_loop_has_its_own_index_not_the_programs(fused):
     expected_w = w.copy()
     for _ in range(5):
         expected_w = expected_w * 0.5 + 1.0
-    assert "for i_1 in range(" in adcompile.source(compiled, w, x)
+    assert "for i_1 in range(" in adcompile.source(compiled, w, x, stage="lowered")
     assert compiled(w, x) == pytest.approx(x.sum())
     np.testing.assert_allclose(w, expected_w, rtol=1e-15)
 

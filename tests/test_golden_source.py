@@ -1,17 +1,22 @@
-"""Golden tests of ``adcompile.source``: the generated gradient code, reviewed as text.
+"""Golden tests of ``adcompile.source``: the generated code, reviewed as text, at both stages.
 
-Each function below has its expected gradient source in ``tests/golden/<name>_grad.py`` (the
-unfused Python of ``backend="python"``), and the programs of ``FUSED_CASES`` the source that
-runs by default, numba with the lowering on (fused loops, reused buffers), in
-``tests/golden/<name>_fused.py``; a change in the generated code shows up as a diff in the
-test failure (and in review when the golden files are regenerated). Regenerate all of them
-after an intended change with one command:
+``source(fn, *args)`` shows the *differentiated* stage by default: the Python generated from the
+differentiated, simplified IR, which ``backend="python"`` runs. ``stage="lowered"`` shows what
+numba runs: elementwise statements fused into loops behind run-time length checks, buffers
+reused. Each program of ``DIFFERENTIATED`` has its expected differentiated source in
+``tests/golden/<name>_differentiated.py``, and each of ``LOWERED`` (a logistic regression, an
+MLP, a loop, a Rosenbrock Hessian...) its lowered source in ``tests/golden/<name>_lowered.py``;
+a change in the generated code shows up as a diff in the test failure (and in review when the
+golden files are regenerated). Each golden text is checked to be the file that runs on its
+backend (Python for the differentiated stage, numba for the lowered one), and what it computes
+is compared with central differences of the user's function. Regenerate all of them after an
+intended change with one command:
 
     ADCOMPILE_UPDATE_GOLDEN=1 python -m pytest -q tests/test_golden_source.py -p no:cacheprovider
 
 Independently of the golden text, the generated source must be readable: the user's names
 kept, adjoints named ``b<name>``, a ``# grad of: <line>`` comment per adjoint block, valid
-Python that runs as plain Python and agrees with finite differences.
+Python without dead assignments.
 """
 import ast
 import difflib
@@ -86,8 +91,17 @@ def rosenbrock(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
-# The source numba runs by default: name -> (function, example arguments, transform, wrt).
-FUSED_CASES = {
+def rosenbrock_gradient(x):
+    """By hand: the oracle of the Hessian (its central differences), independent of adcompile."""
+    d = x[1:] - x[:-1] ** 2
+    g = np.zeros_like(x)
+    g[:-1] += -400.0 * x[:-1] * d - 2.0 * (1.0 - x[:-1])
+    g[1:] += 200.0 * d
+    return g
+
+
+# Programs pinned at both stages: name -> (function, example arguments, transform, wrt).
+LOWERED = {
     "logistic_loss": (logistic_loss, CASES["logistic_loss"][1], adcompile.grad, 0),
     "mlp_loss": (mlp_loss, (RNG.standard_normal((3, 4)), RNG.standard_normal(4), RNG.standard_normal((4, 2)),
                             RNG.standard_normal((5, 3)), RNG.standard_normal((5, 2))), adcompile.grad, 0),
@@ -95,6 +109,8 @@ FUSED_CASES = {
     "logsumexp_rows": (logsumexp_rows, (RNG.standard_normal((4, 3)),), adcompile.grad, 0),
     "rosenbrock_hessian": (rosenbrock, (RNG.standard_normal(4),), adcompile.hessian, 0),
 }
+# Programs pinned at the differentiated stage: the gradients of CASES, and the programs above.
+DIFFERENTIATED = {**{name: (fn, args, adcompile.grad, wrt) for name, (fn, args, wrt) in CASES.items()}, **LOWERED}
 
 
 def grad_source(name):
@@ -109,15 +125,16 @@ def default_lowering(monkeypatch):
         monkeypatch.delenv(variable, raising=False)
 
 
-def fused_function(name):
-    fn, _, transform, wrt = FUSED_CASES[name]
-    return transform(adcompile.compile(fn), wrt=wrt)
+def derived_function(table, name, **options):
+    """``table[name]``'s transform of the user's function, compiled with ``options``."""
+    fn, _, transform, wrt = table[name]
+    return transform(adcompile.compile(fn, **options), wrt=wrt)
 
 
-def fused_source(name):
-    """The source of the default (numba, lowering on) compile of ``FUSED_CASES[name]``; building
-    it compiles nothing (numba compiles at the first call)."""
-    return adcompile.source(fused_function(name), *FUSED_CASES[name][1])
+def staged_source(table, name, stage):
+    """The source at ``stage`` of the default compile (numba, lowering on) of ``table[name]``;
+    building it compiles nothing (numba compiles at the first call)."""
+    return adcompile.source(derived_function(table, name), *table[name][1], stage=stage)
 
 
 def _check_golden(text, path):
@@ -134,32 +151,55 @@ def _check_golden(text, path):
         pytest.fail(f"generated source differs from {path} (ADCOMPILE_UPDATE_GOLDEN=1 to accept):\n{diff}")
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_matches_golden_file(name):
-    _check_golden(grad_source(name), GOLDEN_DIR / f"{name}_grad.py")
+def golden_path(name, stage):
+    return GOLDEN_DIR / f"{name}_{stage}.py"
 
 
-@pytest.mark.parametrize("name", sorted(FUSED_CASES))
-def test_fused_source_matches_golden_file(name, default_lowering):
-    _check_golden(fused_source(name), GOLDEN_DIR / f"{name}_fused.py")
+@pytest.mark.parametrize("name", sorted(DIFFERENTIATED))
+def test_differentiated_source_matches_golden_file(name, default_lowering):
+    default = adcompile.source(derived_function(DIFFERENTIATED, name), *DIFFERENTIATED[name][1])
+    assert default == staged_source(DIFFERENTIATED, name, "differentiated")  # the default stage
+    _check_golden(default, golden_path(name, "differentiated"))
 
 
-@pytest.mark.parametrize("name", sorted(FUSED_CASES))
-def test_fused_golden_source_is_what_runs_and_is_right(name, default_lowering):
-    """The pinned fused source is the code numba runs (not a display of it): called on numba it
-    agrees with central differences of the user's function (its own gradient, or the
-    differences of that gradient for a Hessian)."""
-    fn, args, transform, wrt = FUSED_CASES[name]
-    compiled = fused_function(name)
-    result = compiled(*args)
-    assert adcompile.source(compiled) == fused_source(name)
-    first = result[0] if isinstance(result, tuple) else result
+@pytest.mark.parametrize("name", sorted(LOWERED))
+def test_lowered_source_matches_golden_file(name, default_lowering):
+    _check_golden(staged_source(LOWERED, name, "lowered"), golden_path(name, "lowered"))
+
+
+def _assert_matches_oracle(name, table, result):
+    """``result`` against central differences of the user's function (for a Hessian: of its
+    gradient, written by hand), for each argument it differentiates."""
+    fn, args, transform, wrt = table[name]
     if transform is adcompile.hessian:
-        python_grad = adcompile.grad(adcompile.compile(fn, backend="python"), wrt=wrt)
-        expected = _central_differences(lambda *a: python_grad(*a), args, wrt, vector=True)
-        np.testing.assert_allclose(first, expected, rtol=1e-5, atol=1e-6)
-    else:
-        np.testing.assert_allclose(first, _central_differences(fn, args, wrt), rtol=1e-6, atol=1e-8)
+        assert fn is rosenbrock
+        expected = _central_differences(rosenbrock_gradient, args, wrt, vector=True)
+        np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-6)
+        return
+    results = result if isinstance(wrt, tuple) else (result[0] if isinstance(result, tuple) else result,)
+    for got, k in zip(results, wrt if isinstance(wrt, tuple) else (wrt,), strict=True):
+        np.testing.assert_allclose(got, _central_differences(fn, args, k), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIATED))
+def test_differentiated_golden_source_is_what_python_runs_and_is_right(name, default_lowering):
+    """The pinned differentiated source is the file ``backend="python"`` runs: called, it agrees
+    with central differences of the user's function (of its gradient, for a Hessian)."""
+    compiled = derived_function(DIFFERENTIATED, name, backend="python")
+    args = DIFFERENTIATED[name][1]
+    result = compiled(*args)
+    assert adcompile.source_path(compiled).read_text() == golden_path(name, "differentiated").read_text()
+    _assert_matches_oracle(name, DIFFERENTIATED, result)
+
+
+@pytest.mark.parametrize("name", sorted(LOWERED))
+def test_lowered_golden_source_is_what_numba_runs_and_is_right(name, default_lowering):
+    """The pinned lowered source is the file numba compiles and runs (not a display of it; no
+    tiers: the first call runs numba's code): called, it agrees with central differences."""
+    compiled = derived_function(LOWERED, name, tiered=False)
+    result = compiled(*LOWERED[name][1])
+    assert adcompile.source_path(compiled).read_text() == golden_path(name, "lowered").read_text()
+    _assert_matches_oracle(name, LOWERED, result)
 
 
 def _function_def(text):
@@ -248,15 +288,3 @@ def test_dead_code_check_counts_accumulators_and_element_writes_as_dead():
     text = "def f(x):\n    a = x * 2\n    a += x\n    b = x * 0\n    b[0] += 1.0\n    c = x + 1\n    c[1] = 0.0\n" \
            "    return c\n"
     assert _assigned_never_read(_function_def(text)) == {"a", "b"}
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_generated_source_runs_as_plain_python_and_is_right(name):
-    """The golden source, run as plain Python, against central differences of the user's
-    function itself (an oracle independent of adcompile)."""
-    fn, args, wrt = CASES[name]
-    namespace = {}
-    exec(compile(grad_source(name), f"{name}_grad.py", "exec"), namespace)
-    grads = namespace[f"{fn.__name__}_grad"](*args)
-    for g, k in zip(grads, wrt if isinstance(wrt, tuple) else (wrt,)):
-        np.testing.assert_allclose(g, _central_differences(fn, args, k), rtol=1e-6, atol=1e-8)

@@ -186,10 +186,11 @@ def test_ir_is_typed_text_and_the_last_stage_is_the_generated_source():
     stages = ir_stages(g, np.ones(3), 2.0)
     names = [name for name, _ in stages]
     assert names[0] == "parsed" and names[1] == "grad(weighted_sines): transformed"
-    assert names[-1] == "lowered"
+    assert names[-2:] == ["differentiated", "lowered"]
     assert stages[0][1].startswith("def weighted_sines(x:f8[:], k:f8):")
-    assert stages[-2][1] == text
-    assert stages[-1][1] == adcompile.source(g, np.ones(3), 2.0)
+    assert stages[-3][1] == text
+    assert stages[-2][1] == adcompile.source(g, np.ones(3), 2.0)
+    assert stages[-1][1] == adcompile.source(g, np.ones(3), 2.0, stage="lowered")
 
 
 @pytest.mark.parametrize("make", [lambda f: adcompile.grad(f), lambda f: adcompile.hessian(f).derived],
@@ -200,7 +201,7 @@ def test_stages_run_the_pipelines_passes_and_end_where_it_ends(make):
     stages = ir_stages(derived, np.ones(3))
     names = [name for name, _ in stages]
     assert any("common subexpressions" in name for name in names), names
-    assert stages[-2][1] == adcompile.ir(derived, np.ones(3))
+    assert stages[-3][1] == adcompile.ir(derived, np.ones(3))
 
 
 def test_the_observed_passes_are_the_pipelines():
@@ -209,6 +210,60 @@ def test_the_observed_passes_are_the_pipelines():
     assert ROUNDS == inspect.signature(pipeline.optimize).parameters["rounds"].default
     called = [text.index(run_pass.__name__ + "(") for _, run_pass in PASSES]
     assert called == sorted(called), "observed_passes.PASSES must list the passes in the pipeline's order"
+
+
+def weighted_exp(x, y):
+    return np.sum(np.exp(x) * y)
+
+
+def test_source_shows_the_differentiated_code_by_default_and_the_lowered_code_on_request(monkeypatch):
+    for variable in ("ADCOMPILE_FUSE", "ADCOMPILE_REUSE"):
+        monkeypatch.delenv(variable, raising=False)
+    x, y = np.linspace(0.1, 0.5, 4), np.linspace(1.0, 2.0, 4)
+    g = adcompile.grad(adcompile.compile(weighted_exp))  # numba: the lowering fuses its loops
+    python_g = adcompile.grad(adcompile.compile(weighted_exp, backend="python"))
+    default = adcompile.source(g, x, y)
+    assert default == adcompile.source(g, x, y, stage="differentiated") == g.source(x, y)
+    assert default == adcompile.source(python_g, x, y) == adcompile.source_path(python_g, x, y).read_text()
+    lowered = adcompile.source(g, x, y, stage="lowered")
+    assert lowered == g.source(x, y, stage="lowered") == adcompile.source_path(g, x, y).read_text()
+    assert "for i in range(" in lowered and "for i in range(" not in default
+    assert adcompile.ir_stages(g, x, y)[-2:] == [("differentiated", default), ("lowered", lowered)]
+    assert "weighted_exp_grad" in g._repr_html_() and "range" not in g._repr_html_()  # the readable stage
+
+
+def test_source_shows_an_ir_stage_by_name_and_lists_the_stages_for_an_unknown_one():
+    g = adcompile.grad(adcompile.compile(weighted_sines, backend="python"))
+    stages = adcompile.ir_stages(g, np.ones(3), 2.0)
+    for name, text in stages[:2] + stages[-3:-2]:
+        assert adcompile.source(g, np.ones(3), 2.0, stage=name) == text
+    assert adcompile.source(g, stage="parsed").startswith("def weighted_sines(x:f8[:], k:f8):")
+    for wrong in ("optimized", 2):
+        with pytest.raises(CallError, match=r"adcompile.source\(grad\(weighted_sines\)\): unknown stage .*"
+                                            r"'parsed', 'grad\(weighted_sines\): transformed', .*"
+                                            r"'differentiated', 'lowered'") as caught:
+            g.source(np.ones(3), 2.0, stage=wrong)
+        assert caught.value.known == [name for name, _ in stages]
+
+
+def long_named_reshape(first_long_argument_name, second_long_argument_name):
+    return np.sum((first_long_argument_name * second_long_argument_name - first_long_argument_name
+                   * 2.0).reshape((4, 2)) + second_long_argument_name[:2] * first_long_argument_name[:2])
+
+
+def test_every_line_of_a_wrapped_statement_maps_to_the_users_line():
+    """The map from generated lines to the user's (``api/source_lines.py``, which run-time errors
+    use) covers each line of a statement broken over several."""
+    from adcompile.api.source_lines import line_locations
+    f = adcompile.compile(long_named_reshape, backend="python")
+    args = (np.ones(8), np.ones(8))
+    text = adcompile.source(f, *args)
+    lines = text.splitlines()
+    first = next(k for k, line in enumerate(lines, 1) if line.startswith("    return "))
+    assert len(lines) > first, text  # the return statement is continued
+    locations = line_locations(f.specialization(f.signature(args))[0], text)
+    user_line = line_of(long_named_reshape, "return np.sum")
+    assert [locations[k].lineno for k in range(first, len(lines) + 1)] == [user_line] * (len(lines) + 1 - first)
 
 
 # ----------------------------------------------------------------- the generated file, debuggers
@@ -313,7 +368,7 @@ def mismatched(a, b):
 
 def test_a_shape_error_in_a_numba_compiled_return_line_names_the_users_line():
     f = adcompile.compile(mismatched)
-    with pytest.raises(ShapeError, match=r"could not be broadcast together with shapes \(3,\) \(4,\)") as caught:
+    with pytest.raises(ShapeError, match=r"a has shape \(3,\) and b has shape \(4,\), which do not broadcast") as caught:
         f(np.ones(3), np.ones(4))
     assert f'File "{THIS_FILE}", line {line_of(mismatched, "return np.sum")}' in str(caught.value)
 

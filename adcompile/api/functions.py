@@ -13,7 +13,8 @@ import numpy as np
 
 from ..backend.loader import BACKENDS, load
 from ..backend.tiers import NUMBA, PYTHON, enabled, in_disk_cache, load_tiered
-from .call_signatures import signature_for
+from ..boundary import for_user, user_error
+from .call_signatures import resolve, signature_for
 from ..codegen.python import generate
 from ..errors import (AdCompileError, CallError, Location, SourceUnavailableError, UnsupportedSyntaxError,
                      located)
@@ -30,6 +31,7 @@ from ..modules.dispatch import module_compiler
 from .notebook_display import html_display
 from .observed_passes import optimize_observed
 from .run_errors import explain_failure
+from .source_stages import DIFFERENTIATED, source_at_stage
 from ..transforms.forward import forward
 from ..transforms.reverse import reverse
 from .written_arguments import checking_written_arguments
@@ -99,6 +101,22 @@ class _Specialised:
         """Whether numba checks indices: the option of the function this one derives from."""
         base = getattr(self, "base", None)
         return base.boundscheck if isinstance(base, _Specialised) else self._boundscheck
+
+    def __call__(self, *args, **kwargs):
+        """Run the compiled code (``invoke``); an error told in the user's terms comes without
+        adcompile's own traceback frames (``boundary.py``)."""
+        try:
+            return self.invoke(args, kwargs)
+        except Exception as error:
+            if not for_user(error):
+                raise
+            raise user_error(error) from None  # adcompile's frames hidden: ADCOMPILE_DEBUG=1 shows them
+
+    def user_python_call(self, args):
+        """``(function, arguments)``: the user's own Python function and the arguments of it
+        among ``args`` (this function's), where running it in Python means what this function
+        computes first (``run_errors.py`` re-runs it to tell a shape error); else None."""
+        return None
 
     def code_origin(self):
         """What the generated file's header says it comes from: ``origin()``, and whether
@@ -182,9 +200,10 @@ class _Specialised:
                 raise
             raise explained from error
 
-    def source(self, /, *args, **kwargs):
-        # the last call's signature, or that of ``args``
-        return self.specialization(signature_for(self, args, "source", kwargs))[1]
+    def source(self, /, *args, stage=DIFFERENTIATED, **kwargs):
+        """The generated code for the signature of ``args`` (default: the last call's) at
+        ``stage``: as ``adcompile.source(self, *args, stage=stage)``."""
+        return source_at_stage(*resolve(self, args, "source", kwargs), stage)
 
     def _repr_html_(self):
         return html_display(self)  # notebooks: the signature and generated source
@@ -279,13 +298,16 @@ class CompiledFunction(_Specialised):
 
     ir = primal_ir
 
-    def __call__(self, *args, **kwargs):
+    def invoke(self, args, kwargs):
         if kwargs or len(args) != len(self.param_names):
             args = self.call_arguments(args, kwargs)
         return self.run(args)
 
     def python_function(self):
         return self.pyfunc
+
+    def user_python_call(self, args):
+        return self.pyfunc, args[:len(self.param_names)]
 
     def user_returns_tuple(self, sig):
         return self.primal_ir(sig).returns_tuple
@@ -401,6 +423,9 @@ class DerivedFunction(_Specialised):
     def python_function(self):
         return self.base.python_function()
 
+    def user_python_call(self, args):
+        return self.base.user_python_call(args[:len(self.param_names)])  # the base's arguments come first
+
     def primal_ir(self, sig):
         return self.base.primal_ir(sig)
 
@@ -503,7 +528,7 @@ class DerivedFunction(_Specialised):
             return (values[0] if single_value else values), grads
         return finish
 
-    def __call__(self, *args, **kwargs):
+    def invoke(self, args, kwargs):
         if kwargs or len(args) != len(self.param_names):
             args = self.call_arguments(args, kwargs)
         if self.kind in MATRIX_KINDS and _has_module(args[self.wrt[0]:self.wrt[0] + 1]):

@@ -40,8 +40,8 @@ from ..ir.types import I8, Type, promote_dtypes
 from ..ir.primitives import Kind, has_kind
 from ..ir.primitives.batching_rules import with_unit_batch_axis
 from ..transforms.batching import Unbatchable, batch
+from ..ir.indexing import FULL_SLICE
 
-_ALL = ("slice", None, None, None)
 
 
 def matrix_ir(name, primal, index, mode, directional, shape_source=None):
@@ -91,7 +91,7 @@ def matrix_ir(name, primal, index, mode, directional, shape_source=None):
     line = inline_function(directional, params + [direction], namer, loop_body)[-1]
     if line.type.ndim:
         line = lb.call("ravel", line) if line.type.ndim > 1 else line
-        items = [_ALL, ("int", k)] if mode == "fwd" else [("int", k), _ALL]
+        items = [FULL_SLICE, ("int", k)] if mode == "fwd" else [("int", k), FULL_SLICE]
     else:
         items = [("int", const(0)), ("int", k)] if mode == "fwd" else [("int", k), ("int", const(0))]
     loop_body.append(SetItem(flat, line, items))

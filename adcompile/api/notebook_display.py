@@ -3,6 +3,7 @@ the highlighted generated source (``_repr_html_``)."""
 import html
 
 from .call_signatures import last_signature
+from .source_stages import differentiated_source
 
 
 def describe_call(target):
@@ -27,7 +28,7 @@ def html_display(target, title=None):
         return head + "<p>Call it once (or use <code>adcompile.source(fn, *args)</code>) to see " \
                       "the generated source.</p>"
     try:
-        text = target.specialization(sig)[1]
+        text = differentiated_source(target, sig)  # the readable stage, adcompile.source's default
     except Exception as error:  # a display must not raise: say why there is no source
         return head + f"<pre>{html.escape(f'{type(error).__name__}: {error}')}</pre>"
     types = ", ".join(f"{name}: {type_.describe()}" for name, type_ in zip(target.param_names, sig))

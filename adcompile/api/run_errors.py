@@ -7,8 +7,10 @@ Called by the API only when a call of generated code raised (the fast path pays 
   the failing generated statement came from and asking for a report; numba's own text stays
   attached as the cause.
 * the code failed on these arguments, e.g. operands that do not broadcast: a ``ValueError``
-  becomes ``ShapeError`` (also a ``ValueError``) naming the user's line. With numba there is no
-  Python frame to read the line from, so the generated Python is re-run on copies of the
+  becomes ``ShapeError`` (also a ``ValueError``) told in the user's terms where their own Python
+  function fails the same way (``shape_messages.py``: the operator, its operands' shapes, the
+  caret on the operator), else naming the user's line and the generated one. With numba there
+  is no Python frame to read the line from, so the generated Python is re-run on copies of the
   arguments to find it. Other exceptions (``ZeroDivisionError`` on Python floats, an
   ``IndexError`` out of bounds, a ``ValueError`` that is not about shapes such as ``int(nan)``
   or a math domain error) are what the user's own Python would raise: they keep their type
@@ -23,6 +25,8 @@ import traceback
 import numpy as np
 
 from ..errors import AdCompileError, GeneratedCodeError, ShapeError
+from ..boundary import LOCATED_MARK
+from .shape_messages import user_shape_failure
 from .source_lines import line_locations
 
 
@@ -50,11 +54,16 @@ def explain_failure(error, target, sig, call_args):
             message = _first_line(rerun_error)  # numpy's words are clearer than numba's
     where = _describe_origin(fn_ir, source, generated_file, line)
     if isinstance(error, ValueError) and _is_about_shapes(message):
-        return ShapeError(f"{target.name}: {message}\n{where}".rstrip())
+        user_call = target.user_python_call(call_args)
+        told = user_shape_failure(*user_call) if user_call is not None else None
+        if told is None:  # the user's Python does not fail so: the generated line is what we know
+            told = f"{_without_gufunc_words(message)}\n{where}".rstrip()
+        return ShapeError(f"{target.name}: {told}")
     if type(error) is IndexError and message != _first_line(error):
         error = IndexError(message)  # numba's bounds check does not say which index, nor the length
     if where and hasattr(error, "add_note"):
         error.add_note(f"adcompile: raised by the generated code for {target.name}\n{where}")
+        setattr(error, LOCATED_MARK, True)  # told at the user's line: the API shows it without our frames
     return error
 
 
@@ -74,6 +83,22 @@ def _code_that_ran(target, sig, fn_ir, source, generated_file):
 # Words of numpy's and numba's messages about operands whose shapes do not fit together.
 _SHAPE_WORDS = re.compile(r"broadcast|shape|mismatch|dimension|size|incompatible|aligned|axis",
                           re.IGNORECASE)
+
+
+# numpy's words for a matmul of mismatched sizes, which name its internals
+_GUFUNC_MISMATCH = re.compile(r"(\w+): Input operand (\d) has a mismatch in its core dimension \d, with gufunc "
+                              r"signature \S+ \(size (\d+) is different from (\d+)\)")
+
+
+def _without_gufunc_words(message):
+    """numpy's matmul mismatch told without ``gufunc signature (n?,k),(k,m?)``."""
+    match = _GUFUNC_MISMATCH.match(message)
+    if match is None:
+        return message
+    name, operand, size, other = match.groups()
+    left, right = (other, size) if operand == "1" else (size, other)
+    return (f"{name} (@): the left operand's last axis ({left}) must equal the right operand's first "
+            f"axis ({right})")
 
 
 def _is_about_shapes(message):
@@ -143,7 +168,7 @@ def _compile_failure(error, target, fn_ir, source, generated_file, line):
     return GeneratedCodeError(
         f"{target.name}: numba could not compile the code adcompile generated for it. This is a "
         f"bug in adcompile, not in your code: please report it with this message "
-        f"(adcompile.source(...) shows the whole generated function).\n"
+        f"(adcompile.source(..., stage='lowered') shows the whole generated function).\n"
         f"numba: {first}\n{where or '  (the failing generated line is unknown)'}")
 
 

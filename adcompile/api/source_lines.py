@@ -44,6 +44,7 @@ class _LocatingWriter(FunctionWriter):
         return super().atom(atom, pending)
 
     def emit(self, indent, text):
+        first = len(self.lines)
         super().emit(indent, text)
         target = text.strip().split(" = ", 1)[0] if " = " in text else None
         location = self._temporary_origins.get(target) if target else None
@@ -52,8 +53,8 @@ class _LocatingWriter(FunctionWriter):
         if location is None:
             location = next((loc for loc in self._folded_in if loc is not None), None)
         self._folded_in = []
-        # astor breaks a long expression over several lines: each of them is this location
-        self.line_locations.extend([location] * (text.count("\n") + 1))
+        # a long statement is broken over several lines: each of them is this location
+        self.line_locations.extend([location] * (len(self.lines) - first))
 
 
 def line_locations(fn_ir, source):

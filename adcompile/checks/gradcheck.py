@@ -8,6 +8,7 @@ and the worst mismatch. Given a custom Function's ``apply``, they check its hand
 """
 import numpy as np
 
+from ..boundary import api_boundary
 from ..api.derived_cache import compiled_function, derived_function
 from ..derivatives.forward import hvp
 from .custom_functions import check_backward, check_double_backward, function_of
@@ -15,6 +16,7 @@ from .numeric import FIRST_ORDER, SECOND_ORDER, GradcheckError, check_gradient, 
     tolerances
 
 
+@api_boundary
 def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise=64, seed=0, order=1):
     """Check ``adcompile.grad(f, wrt)`` at ``args`` against central differences.
 
@@ -61,6 +63,7 @@ def _float_args(args):
                  if isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
 
 
+@api_boundary
 def gradgradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, seed=0, directions=3):
     """Check second derivatives of scalar ``f`` at ``args``: Hessian-vector products computed
     by adcompile (forward over reverse) against central differences of adcompile's gradient,

@@ -1,7 +1,7 @@
 """The ``adcompile`` command line (also ``python -m adcompile``).
 
     adcompile source FILE.py:FUNCTION [--grad | --wrt NAME ... | --hessian | --jvp]
-                     [--args SPEC] [--ir] [--no-color]
+                     [--args SPEC] [--stage STAGE | --ir] [--no-color]
     adcompile check FILE.py:FUNCTION --args "x=(6,) k=() n=int:5" [--order 2]
     adcompile cache [--clear]
     adcompile --version
@@ -52,7 +52,13 @@ def build_parser():
     source.add_argument("--wrt", nargs="+", metavar="NAME", help="differentiate with respect to these "
                         "arguments (implies --grad unless --hessian or --jvp)")
     _add_args_option(source, "argument types; default: every argument a float scalar")
-    source.add_argument("--ir", action="store_true", help="print the IR after each compiler stage")
+    shown = source.add_mutually_exclusive_group()
+    shown.add_argument("--stage", default="differentiated", metavar="STAGE",
+                        help='"differentiated" (default): the readable generated code; "lowered": the '
+                        'code the backend runs (for numba: fused loops, reused buffers); or an IR stage '
+                        'that --ir names, e.g. "parsed"')
+    shown.add_argument("--ir", action="store_true", help="print the IR after each compiler stage, then "
+                        "the differentiated and the lowered source")
     source.add_argument("--no-color", action="store_true", help="no syntax highlighting")
     _add_backend_option(source)
 

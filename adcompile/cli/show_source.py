@@ -1,16 +1,21 @@
-"""``adcompile source FILE.py:FUNCTION``: the generated source of a function or its derivative,
-and with ``--ir`` the IR after each compiler stage."""
+"""``adcompile source FILE.py:FUNCTION``: the generated source of a function or its derivative
+(``--stage``: differentiated, the default, lowered, or an IR stage), and with ``--ir`` every stage."""
 import inspect
 
 import numpy as np
 
 from ..api.functions import DerivedFunction
+from ..api.source_stages import DIFFERENTIATED, LOWERED, UnknownStageError
 from ..derivatives.forward import hessian
 from ..inspection.source import source
 from ..inspection.ir_stages import ir_stages
+from ..errors import AdCompileError
 from .arg_specs import make_arguments, parse_args_spec
+from .argument_hint import needs_shapes
 from .errors import UsageError
 from .output import heading, python_text
+
+SOURCE_STAGES = (DIFFERENTIATED, LOWERED)  # Python source; the other stages are IR text
 
 
 def derived_function(fn, options):
@@ -43,12 +48,36 @@ def example_arguments(fn, options):
 
 
 def run(fn, options, color, out):
+    try:
+        return _show(fn, options, color, out)
+    except AdCompileError as error:
+        hint = needs_shapes(error, fn, _command(options)) if options.args is None else None
+        if hint is None:
+            raise
+        raise hint from None
+
+
+def _command(options):
+    """The ``adcompile source`` command as run (without ``--args``)."""
+    words = ["adcompile", "source", options.target]
+    words += [flag for flag in ("--grad", "--hessian", "--jvp", "--ir") if getattr(options, flag[2:])]
+    words += ["--wrt", *options.wrt] if options.wrt else []
+    words += ["--backend", options.backend] if options.backend else []
+    return " ".join(words)
+
+
+def _show(fn, options, color, out):
     target = derived_function(fn, options)
     args = example_arguments(fn, options)
     if options.ir:
         for name, text in ir_stages(target, *args):
             print(heading(f"=== {name} ===", color), file=out)
-            print(python_text(text, color) if name == "lowered" else text, file=out)
+            print(python_text(text, color) if name in SOURCE_STAGES else text, file=out)
         return 0
-    print(python_text(source(target, *args), color), end="", file=out)
+    try:
+        text = source(target, *args, stage=options.stage)
+    except UnknownStageError as error:
+        raise UsageError(f"--stage {options.stage}: unknown stage; {error.stages_text}") from None
+    print(python_text(text, color) if options.stage in SOURCE_STAGES else text, file=out,
+          end="" if text.endswith("\n") else "\n")
     return 0

@@ -26,6 +26,9 @@ import numpy as np
 from ..errors import CallError
 from ..module_compiler.functions import flat_arguments, flat_function
 from ..modules.step_counters import advance, step_counters
+from ..optim.one_cycle import OneCycleLR
+from ..training.fitting import check_scheduler, checked_validation_data, step_after_epoch, validation_loss
+from ..training.history import History
 from ..training.loops import (_backend, _batch_names, _check_model, _Program, _python_function, _trainable_entries,
                         batch_order)
 from .blocks import RowBlocks, stand_in
@@ -99,7 +102,7 @@ def _split_groups(sizes, count):
 
 
 def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, client=None, sync_every=1, shuffle=True, seed=0,
-        callbacks=(), initial_epoch=0, timeout=None):
+        callbacks=(), initial_epoch=0, timeout=None, validation_data=None, scheduler=None):
     """Train ``model`` on ``(X, y)`` by data-parallel minibatch steps on Dask.
 
     ``X`` and ``y`` are dask arrays chunked along axis 0 (numpy arrays are one chunk); ``loss_fn``
@@ -107,6 +110,10 @@ def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, client=None, s
     arguments as ``adcompile.fit`` (returns the epoch losses, updates the parameters and optimizer
     state in place); ``client`` is a ``distributed.Client`` or None for a LocalCluster of this
     machine started and stopped here. ``timeout`` (seconds) bounds each wait on the cluster.
+    As in ``adcompile.fit``, ``validation_data=(X_val, y_val)`` (numpy arrays, evaluated here
+    after each epoch) fills the returned ``History``'s ``val_loss``, and ``scheduler`` is stepped
+    after each epoch (``ReduceLROnPlateau`` with the validation loss; ``OneCycleLR``, stepped
+    per batch, is ``adcompile.fit``'s only).
 
     ``sync_every=1``: synchronous steps (the exact minibatch gradient, ``adcompile.fit``'s
     parameters up to rounding). ``sync_every=k > 1``: local SGD with averaging, an
@@ -116,11 +123,11 @@ def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, client=None, s
     if isinstance(sync_every, bool) or not isinstance(sync_every, (int, np.integer)) or sync_every < 1:
         raise CallError(f"adcompile.dask.fit: sync_every must be an integer >= 1, not {sync_every!r}")
     return _fit(loss_fn, model, optimizer, X, y, epochs, batch_size, client, int(sync_every), sync_every > 1,
-                shuffle, seed, callbacks, initial_epoch, timeout)
+                shuffle, seed, callbacks, initial_epoch, timeout, validation_data, scheduler)
 
 
 def _fit(loss_fn, model, optimizer, X, y, epochs, batch_size, client, sync_every, local, shuffle, seed, callbacks,
-         initial_epoch, timeout):
+         initial_epoch, timeout, validation_data=None, scheduler=None):
     """``fit``; ``local`` selects local SGD (also with ``sync_every=1``, which the tests compare
     with the synchronous path)."""
     what = "adcompile.dask.fit"
@@ -133,9 +140,14 @@ def _fit(loss_fn, model, optimizer, X, y, epochs, batch_size, client, sync_every
     blocks = RowBlocks([X, y], [0, 1], what)
     if blocks.n_rows == 0:
         raise CallError(f"{what}: no training examples")
+    validation = checked_validation_data(validation_data, what)
+    if isinstance(scheduler, OneCycleLR):
+        raise CallError(f"{what} steps a scheduler after each epoch, and OneCycleLR steps after each batch: "
+                        "train with adcompile.fit, or use another scheduler")
+    check_scheduler(scheduler, optimizer, epochs, 1, what)
     run = _LocalSGD if local else _Synchronous
     trainer = run(loss_fn, model, optimizer, names, backend, entries, blocks, X, y)
-    history = []
+    history = History()
     with client_for(client) as c:
         saved_backend = optimizer.__dict__.get("backend")
         optimizer.backend = backend  # the update runs as in adcompile.fit's compiled program
@@ -144,11 +156,14 @@ def _fit(loss_fn, model, optimizer, X, y, epochs, batch_size, client, sync_every
             for epoch in range(initial_epoch, initial_epoch + epochs):
                 order = batch_order(blocks.n_rows, epoch, seed, shuffle)
                 batches = [order[start:start + int(batch_size)] for start in range(0, blocks.n_rows, int(batch_size))]
-                losses = []
+                losses, lr = [], optimizer.param_groups[0]["lr"]
                 for first in range(0, len(batches), sync_every):
                     losses += trainer.run(c, batches[first:first + sync_every], timeout)
-                history.append(float(np.mean(losses)))
-                if any(callback(epoch, history[-1]) is True for callback in callbacks):
+                loss = float(np.mean(losses))
+                val_loss = None if validation is None else validation_loss(loss_fn, model, *validation)
+                history.record(loss, lr, val_loss)
+                step_after_epoch(scheduler, loss, val_loss)
+                if any(callback(epoch, loss) is True for callback in callbacks):
                     break
         finally:
             if saved_backend is None:

@@ -9,6 +9,7 @@ IR), so they can be compiled, inspected, called in compiled code and differentia
 """
 import numpy as np
 
+from ..boundary import api_boundary
 from ..api.functions import DerivedFunction, _has_module
 from ..api.derived_cache import compiled_function, derived_function
 from ..errors import CallError
@@ -60,6 +61,7 @@ def _unit_tensors(shape, dtype):
         yield e.reshape(shape) if shape else 1.0
 
 
+@api_boundary
 def jvp(f, primals, tangents):
     """JAX-style forward mode: ``(f(*primals), J @ tangents)``.
 
@@ -90,6 +92,7 @@ def jvp(f, primals, tangents):
     return outs[0], touts[0]
 
 
+@api_boundary
 def hvp(f, primals, tangents):
     """Hessian-vector product H @ v of scalar ``f`` without forming H (forward over reverse).
 

@@ -8,6 +8,7 @@ serve one call, and a second call runs the forward half again first.
 """
 import numpy as np
 
+from ..boundary import api_boundary
 from ..api.functions import _check_against, _has_module, _Specialised
 from ..backend.returned_tapes import tapes_for_numba
 from ..backend.tiers import NUMBA
@@ -101,6 +102,7 @@ class Pullback:
         raw = outputs if self.base_ir.returns_tuple else outputs[0]
         return self.derived.base.finisher(self.sig, self.base_ir)(raw)
 
+    @api_boundary
     def __call__(self, *cotangents):
         if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
             cotangents = cotangents[0]
@@ -124,6 +126,7 @@ class Pullback:
         return tuple(by_position.get(k) for k in range(len(self.args)))
 
 
+@api_boundary
 def vjp(f, *args, wrt=None, **kwargs):
     """JAX-style ``(out, pullback)``: ``out = f(*args)``, and ``pullback(cotangent)`` returns
     ``cotangent @ J`` for each argument: a tuple with one entry per argument of ``f``, None

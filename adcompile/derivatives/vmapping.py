@@ -79,7 +79,7 @@ class Vectorized(api._Specialised):
         derived = Function(f"{member.name}_vmap", params, body, results, member.returns_tuple, member.source_file)
         return optimize_observed(copy_function(derived), self.name) if api.OPTIMIZE else derived
 
-    def __call__(self, *args, **kwargs):
+    def invoke(self, args, kwargs):
         if kwargs or len(args) != len(self.param_names):
             args = self.call_arguments(args, kwargs)
         sizes = {np.shape(args[k])[0] for k in self.batched if np.ndim(args[k])}

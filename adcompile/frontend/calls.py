@@ -16,7 +16,7 @@ from ..ir.nodes import Const, Var
 from ..ir.primitives import PRIMITIVES
 from ..ir.types import Type
 from .inline import inline_call
-from .parse_tables import RANDOM_INSTEAD
+from .parse_tables import ATTRIBUTES_INSTEAD, RANDOM_INSTEAD
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .values import (MethodRef, TupleValue)
 
@@ -141,7 +141,9 @@ def attribute(tr, x, attr, node):
         return x
     if "method." + attr in HANDLERS:
         return MethodRef(x, attr)
-    raise tr.error(f"arrays have no supported attribute '{attr}'", node, UnsupportedFunctionError)
+    hint = f"; {ATTRIBUTES_INSTEAD[attr]}" if attr in ATTRIBUTES_INSTEAD else ""
+    what = "arrays" if x.type.ndim else "numbers"
+    raise tr.error(f"{what} have no supported attribute '{attr}'{hint}", node, UnsupportedFunctionError)
 
 
 # ------------------------------------------------------------------ argument checks

@@ -24,7 +24,8 @@ import inspect
 from ..errors import AdCompileError, UnsupportedSyntaxError, located
 from ..ir.builder import Builder, const
 from ..ir.nodes import Assign, Comment, Const, If, SetItem, Var, walk
-from .parse import Translator, _Retry
+from .parse import Translator
+from .parse_tables import until_types_settle
 from .values import NONE, NoneValue, TupleValue
 
 
@@ -124,17 +125,15 @@ def translate_backward(namer, info, grads, needs, loc):
     backward = info.cls.backward
     hints = {}
     taken = set(namer.taken)
-    for _ in range(8):
+
+    def attempt():
         namer.taken = set(taken)  # the same names again, so that type hints apply
         body = []
         tr = new_translator(BackwardTranslator, backward, namer, hints, list(info.hidden),
                             (), 0, body, loc)
         n_hidden = len(tr.hidden_params)
         bind_backward_parameters(tr, info, grads, needs, body)
-        try:
-            tr.statements(tr.src.node.body)
-        except _Retry:
-            continue
+        tr.statements(tr.src.node.body)
         if len(tr.hidden_params) != n_hidden:
             raise tr.error(f"backward of {info.name} reads a global array that adcompile could not pass "
                            "in; save it with ctx.save_for_backward or set it on ctx in forward")
@@ -142,7 +141,7 @@ def translate_backward(namer, info, grads, needs, loc):
             raise tr.error(f"backward of {info.name} must end with a return statement", tr.src.node)
         items, return_loc = tr.results
         return body, items, return_loc
-    raise AdCompileError(f"type inference of the backward of {info.name} did not converge")
+    return until_types_settle(attempt, f"type inference of the backward of {info.name}")
 
 
 def bind_backward_parameters(tr, info, grads, needs, body):

@@ -28,6 +28,7 @@ from .external_reads import record
 from .resolve import FuncRef, ModuleRef, UserFunction, classify, module_constant
 from .static_values import StaticStr, static_compare
 from .values import NONE, NoneValue, TupleValue
+from ..ir.indexing import FULL_SLICE
 
 
 class ExpressionTranslation:
@@ -348,7 +349,7 @@ class ExpressionTranslation:
         if ("ellipsis",) in items:  # x[..., 0]: as many full slices as the other items leave
             k = items.index(("ellipsis",))
             consumed = sum(1 for item in items if item[0] in ("int", "slice", "array", "mask"))
-            items[k:k + 1] = [("slice", None, None, None)] * max(base.type.ndim - consumed, 0)
+            items[k:k + 1] = [FULL_SLICE] * max(base.type.ndim - consumed, 0)
         return items
 
     def getitem(self, array, items, node):

@@ -25,6 +25,18 @@ class Scope:
         return self.globals, name
 
 
+class ExternalReads(tuple):
+    """The ``(container, key, value)`` reads of one translation, kept on its IR ``Function``.
+    They are facts about objects outside the IR: a copy of the IR shares them (a copied value
+    would no longer be the object read, and modules and cells cannot be copied)."""
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 def record(reads, container, key, value):
     """Note in ``reads`` (see ``Translator.external_reads``) that ``container[key]`` gave ``value``."""
     reads.setdefault((id(container), key), (container, key, value))

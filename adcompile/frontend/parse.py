@@ -15,16 +15,17 @@ from ..ir.memory import memory_roots
 from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
 from ..ir.types import B1, F8, NUMPY_NAME, Type
 from ..passes.constant_conditions import resolve_constant_conditions
-from .external_reads import Scope
+from .external_reads import ExternalReads, Scope
 from .expressions import ExpressionTranslation
 from .early_exits import lower_jumps
-from .parse_tables import _kind, _Retry
+from .parse_tables import _kind, _Retry, until_types_settle
 from .resolve import DTypeRef, FuncRef, UserFunction
 from .source import FunctionSource
 from .static_values import StaticStr
 from .statements import StatementTranslation
 from .targets import subscript_target
 from .values import NONE, MethodRef, NoneValue, TupleValue, refers_to
+from ..ir.indexing import FULL_SLICE
 
 
 class Translator(StatementTranslation, ExpressionTranslation):
@@ -143,7 +144,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         if getattr(self, "result_structure", None) is not None:  # a nested tuple, returned flat
             fn.result_structure = self.result_structure
         fn.hidden_values = [value for _, value in self.hidden_params]
-        fn.external_reads = list(self.external_reads.values())
+        fn.external_reads = ExternalReads(self.external_reads.values())
         resolve_constant_conditions(fn)
         return fn
     # ------------------------------------------------------------------ assignment
@@ -306,18 +307,14 @@ class Translator(StatementTranslation, ExpressionTranslation):
         value = self.builder.emit("where", [mask, value, array])
         if value.type != array.type:
             value = self.builder.emit("as_dtype", [value], dtype=array.type.dtype)
-        return value, [("slice", None, None, None)] * array.type.ndim
+        return value, [FULL_SLICE] * array.type.ndim
 
 
 def translate(pyfunc, arg_types, namer=None):
     """The typed IR ``Function`` of ``pyfunc`` for arguments of ``arg_types``."""
     hints = {}
-    for _ in range(8):
-        try:
-            return Translator(pyfunc, arg_types, namer=Namer() if namer is None else namer, hints=hints).translate()
-        except _Retry:
-            continue
-    raise AdCompileError("type inference did not converge")
+    return until_types_settle(
+        lambda: Translator(pyfunc, arg_types, namer=Namer() if namer is None else namer, hints=hints).translate())
 
 
 __all__ = ["translate", "Translator", "B1", "F8", "DTypeRef", "FuncRef", "MethodRef", "UserFunction"]

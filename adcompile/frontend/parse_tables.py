@@ -2,6 +2,8 @@
 ``expressions.py``): unsupported constructs, operator maps."""
 import ast
 
+from ..errors import AdCompileError
+
 _UNSUPPORTED_STATEMENTS = {
     ast.Try: "try/except", ast.With: "with", ast.AsyncWith: "async with", ast.Global: "global",
     ast.Nonlocal: "nonlocal", ast.ClassDef: "class definitions",
@@ -31,6 +33,15 @@ _BUILTINS_INSTEAD = {
     "open": "read files outside the compiled function and pass the arrays in",
     "input": "read input outside the compiled function and pass the values in",
 }
+# What to write instead of an attribute of a value (``loss.backward()``), PyTorch habits first
+ATTRIBUTES_INSTEAD = {
+    "backward": "compiled code computes numbers, not a graph to call .backward() on: return the "
+                "loss and differentiate the function from outside, with adcompile.grad(loss_fn)(...) "
+                "(a function returning the gradient) or adcompile.backward(loss_fn, model, *args) "
+                "(fills each parameter's .grad, as loss.backward() does in PyTorch)",
+    "grad": "compiled code computes numbers, not a graph: get gradients from outside with "
+            "adcompile.grad(loss_fn)(...) or adcompile.backward(loss_fn, model, *args)",
+}
 RANDOM_INSTEAD = ("random numbers cannot be drawn inside compiled code: draw them outside "
                   "(rng = np.random.default_rng(seed); noise = rng.normal(size=...)) and pass them in "
                   "as an argument, or use the seeded adcompile.nn.functional.dropout")
@@ -49,6 +60,21 @@ _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq
 
 class _Retry(Exception):
     """A loop-carried variable's type widened: translate the function again."""
+
+
+MAX_TYPE_ROUNDS = 8  # each round widens at least one loop-carried type, and a type widens a few times at most
+
+
+def until_types_settle(attempt, what="type inference"):
+    """``attempt()``, again while it raises ``_Retry``: each round translates the function once
+    more with the type hints that the rounds before it gathered. An error after
+    MAX_TYPE_ROUNDS rounds."""
+    for _ in range(MAX_TYPE_ROUNDS):
+        try:
+            return attempt()
+        except _Retry:
+            continue
+    raise AdCompileError(f"{what} did not converge")
 
 
 def _is_library(module):

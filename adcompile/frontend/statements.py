@@ -25,6 +25,7 @@ from .values import (
     TupleValue,
     ZipValue,
 )
+from ..ir.indexing import FULL_SLICE
 
 _NUMPY_DTYPES = {"f8": "float64", "f4": "float32", "i8": "int64", "b1": "bool"}
 
@@ -167,7 +168,7 @@ class StatementTranslation:
                                  "raises: cannot cast with casting rule 'same_kind'); write it as "
                                  "a = a op b", node, TypeMismatchError)
             value = self.builder.emit("as_dtype", [value], dtype=array.type.dtype)
-        self.block.append(SetItem(array, value, [("slice", None, None, None)] * array.type.ndim, self.loc))
+        self.block.append(SetItem(array, value, [FULL_SLICE] * array.type.ndim, self.loc))
 
     def stmt_If(self, node):
         cond = self.condition(node.test)

@@ -17,8 +17,8 @@ import re
 from ..errors import UnsupportedSyntaxError
 from ..ir.nodes import Var
 from ..ir.indexing import result_ndim
+from ..ir.indexing import FULL_SLICE
 
-_FULL = ("slice", None, None, None)
 
 
 def subscript_target(tr, target):
@@ -57,7 +57,7 @@ def _merge(tr, target, inner, outer, ndim):
         if item[0] in ("slice", "none"):
             slots.append(len(merged) - 1)
     for _ in range(ndim - consumed):
-        merged.append(_FULL)
+        merged.append(FULL_SLICE)
         slots.append(len(merged) - 1)
     for position, item in enumerate(outer):
         if item[0] in ("array", "mask", "none"):
@@ -66,9 +66,9 @@ def _merge(tr, target, inner, outer, ndim):
             raise tr.error(f"too many indices for the {len(slots)}-d view in this chained index", target)
         k = slots[position]
         made_by = merged[k]
-        if item == _FULL:
+        if item == FULL_SLICE:
             continue  # the view's axis is kept as it is
-        if made_by == _FULL:
+        if made_by == FULL_SLICE:
             merged[k] = item
         elif made_by[0] == "none" and item[0] == "int" and getattr(item[1], "value", None) in (0, -1):
             merged[k] = None  # indexing a new axis of length 1 removes it

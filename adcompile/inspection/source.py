@@ -6,8 +6,10 @@ of a flat function of the module's arrays). The notebook display is ``notebook_d
 """
 from pathlib import Path
 
+from ..boundary import api_boundary
 from ..api.functions import _Specialised
 from ..api.call_signatures import resolve
+from ..api.source_stages import DIFFERENTIATED
 from ..errors import CallError
 from ..ir.printer import format_function
 
@@ -23,12 +25,21 @@ def specialised(fn, what):
     return target
 
 
-def source(fn, /, *args, **kwargs):
-    """The generated Python source of a compiled or derived function.
+@api_boundary
+def source(fn, /, *args, stage=DIFFERENTIATED, **kwargs):
+    """The generated source of a compiled or derived function, at a stage of the compiler.
 
     For the signature of the call ``fn(*args, **kwargs)`` if arguments are given (keywords and
     defaults bound as a call binds them), else for the last call (of ``fn`` or of the function
-    it derives from).
+    it derives from; an argument of ``fn`` named ``stage`` is then passed positionally).
+    ``stage`` is one of (``adcompile.ir_stages`` lists them all, in the compiler's order):
+
+    - ``"differentiated"`` (the default): the Python generated from the differentiated and
+      simplified IR, the readable code; what ``backend="python"`` runs.
+    - ``"lowered"``: exactly the code the function's backend runs; for numba, the lowered
+      code (elementwise statements fused into loops behind run-time length checks, buffers
+      reused), the file ``source_path`` names.
+    - an IR stage (``"parsed"``, ``"grad(f): transformed"``, a pass): the IR after it.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -39,11 +50,16 @@ def source(fn, /, *args, **kwargs):
     >>> text = adcompile.source(adcompile.grad(cube))  # cube was called: its signature is used
     >>> "def cube_grad(x):" in text and "x ** 2" in text
     True
+    >>> print(adcompile.source(cube, stage="parsed"))
+    def cube(x:f8[:]):
+      _t:f8[:] = pow(x:f8[:], 3)
+      _t_1:f8 = sum(_t:f8[:])
+      return [_t_1:f8]
     """
-    target, sig = resolve(specialised(fn, "source"), args, "source", kwargs)
-    return target.specialization(sig)[1]
+    return specialised(fn, "source").source(*args, stage=stage, **kwargs)
 
 
+@api_boundary
 def ir(fn, /, *args, **kwargs):
     """The IR (adcompile's typed intermediate representation) that the source is generated
     from, as text: one typed statement per line, ``name:dtype[:]`` for arrays.
@@ -61,8 +77,10 @@ def ir(fn, /, *args, **kwargs):
     return format_function(target.ir(sig))
 
 
+@api_boundary
 def source_path(fn, /, *args, **kwargs):
-    """The path of the generated module file that runs (for a debugger or an editor).
+    """The path of the generated module file that runs (for a debugger or an editor): its
+    text is ``source(fn, *args, stage="lowered")``.
 
     With ``backend="python"`` this file's code is what runs, so ``breakpoint()``-style
     debugging, ``pdb`` and tracebacks point into it.

@@ -7,6 +7,8 @@ may be None), ``('none',)`` or ``('array', a)`` where the letters are IR atoms. 
 """
 from ..errors import TypeMismatchError
 
+FULL_SLICE = ("slice", None, None, None)  # the item of ``x[:]``: a whole axis
+
 
 def result_ndim(x_type, items):
     consumed = sum(1 for item in items if item[0] in ("int", "slice", "array"))

@@ -28,6 +28,7 @@ from ..ir.nodes import Assign, For, If, SetItem, Var, const, walk
 from ..ir.primitives import Kind, has_kind
 from ..ir.types import B1, F8, I8, Type
 from ..passes.uses import Uses
+from ..ir.indexing import FULL_SLICE
 
 _INDEX_NAMES = "ijklmn"
 
@@ -239,7 +240,7 @@ class _SliceWrites:
 
 def _whole_array(write):
     items = write.items
-    return len(items) <= write.array.type.ndim and all(item == ("slice", None, None, None) for item in items)
+    return len(items) <= write.array.type.ndim and all(item == FULL_SLICE for item in items)
 
 
 def _is_float64_array(var):

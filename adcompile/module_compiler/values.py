@@ -25,7 +25,7 @@ from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..frontend.extensions import register_attribute_handler, register_classifier
 from ..frontend.inline import _inline, bind_arguments
 from ..frontend.parse import Translator
-from ..frontend.parse_tables import _Retry
+from ..frontend.parse_tables import until_types_settle
 from ..frontend.resolve import UserFunction
 from ..frontend.values import NONE, TupleValue
 from ..ir.builder import Namer, const
@@ -244,13 +244,8 @@ def translate_with_modules(pyfunc, slots, flat_types, name=None):
     argument, a TupleSlot per tuple argument, None for the others): its parameters are the module leaves (in place of the
     module) and the other arguments, typed by ``flat_types``."""
     hints = {}
-    for _ in range(8):
-        try:
-            tr = Translator(pyfunc, [], namer=Namer(), hints=hints)
-            return _translate(tr, slots, list(flat_types), name)
-        except _Retry:
-            continue
-    raise AdCompileError("type inference did not converge")
+    return until_types_settle(
+        lambda: _translate(Translator(pyfunc, [], namer=Namer(), hints=hints), slots, list(flat_types), name))
 
 
 def _translate(tr, slots, flat_types, name):

@@ -13,6 +13,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..boundary import api_boundary
 from ..backend.loader import BACKENDS
 from ..errors import AdCompileError
 from . import state as module_state
@@ -334,6 +335,7 @@ class Module:
     def forward(self, *args):
         raise NotImplementedError(f"{type(self).__name__} does not define forward(self, ...)")
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         return module_compiler().call_module(self, args, kwargs)  # module_compile.call_module
 

@@ -37,6 +37,8 @@ class Parameter:
     ((2, 3), True, None)
     >>> adcompile.Parameter(np.zeros(3), requires_grad=False).requires_grad
     False
+    >>> weight.numel(), type(weight.detach()).__name__
+    (6, 'ndarray')
     """
 
     __array_priority__ = 20
@@ -84,6 +86,15 @@ class Parameter:
 
     def numpy(self):
         return self._data
+
+    def numel(self):
+        """The number of entries (PyTorch's ``numel``): ``sum(p.numel() for p in model.parameters())``."""
+        return int(self._data.size)
+
+    def detach(self):
+        """The data as a plain numpy array sharing its memory (a view, as PyTorch's ``detach``
+        shares storage): no gradient, and writing to it changes the Parameter."""
+        return self._data.view()
 
     def __array__(self, dtype=None, copy=None):
         return self._data if dtype is None else self._data.astype(dtype)

@@ -3,6 +3,7 @@
 from ..modules.module import Module
 from ..modules.parameter import Parameter
 from . import functional
+from . import utils  # nn.utils.clip_grad_norm_, clip_grad_value_
 from .activation import ELU, GELU, SiLU, Hardtanh, LeakyReLU, LogSoftmax, Mish, ReLU, Sigmoid, Softmax, Softplus, Tanh
 from .container import ModuleList, Sequential
 from .conv import Conv1d, Conv2d

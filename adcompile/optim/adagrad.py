@@ -2,7 +2,8 @@
 (``torch.optim.Adagrad``)."""
 import numpy as np
 
-from .optimizer import Optimizer, OptimizerError
+from .hyperparameters import NON_NEGATIVE
+from .optimizer import Optimizer
 
 
 def adagrad_update(param, grad, state_sum, step, hyper, maximize):
@@ -32,17 +33,13 @@ class Adagrad(Optimizer):
     update = staticmethod(adagrad_update)
     state_names = ("sum",)
     flag_names = ("maximize",)
+    hyper_rules = dict.fromkeys(("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"), NON_NEGATIVE)
 
     def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10,
                  maximize=False):
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps,
                                       maximize=maximize))
-
-    def check_group(self, group):
-        super().check_group(group)
-        if group["lr_decay"] < 0 or group["weight_decay"] < 0 or group["eps"] < 0:
-            raise OptimizerError("lr_decay, weight_decay and eps must be >= 0")
 
     def initial_state(self, param, group):
         state = super().initial_state(param, group)

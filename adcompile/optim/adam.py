@@ -2,7 +2,8 @@
 formulas (``torch.optim.Adam`` / ``torch.optim.AdamW``)."""
 import numpy as np
 
-from .optimizer import Optimizer, OptimizerError
+from .hyperparameters import BETAS, NON_NEGATIVE
+from .optimizer import Optimizer
 
 
 def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, hyper, amsgrad, maximize, decoupled):
@@ -45,6 +46,7 @@ class Adam(Optimizer):
     update = staticmethod(adam_update)
     state_names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
     flag_names = ("amsgrad", "maximize", "decoupled_weight_decay")
+    hyper_rules = {"lr": NON_NEGATIVE, "betas": BETAS, "eps": NON_NEGATIVE, "weight_decay": NON_NEGATIVE}
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
                  maximize=False):
@@ -52,16 +54,9 @@ class Adam(Optimizer):
 
     @staticmethod
     def _defaults(lr, betas, eps, weight_decay, amsgrad, maximize, decoupled):
-        return dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+        betas = tuple(betas) if isinstance(betas, (tuple, list)) else betas  # not a pair: checked later
+        return dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                     maximize=maximize, decoupled_weight_decay=decoupled)
-
-    def check_group(self, group):
-        super().check_group(group)
-        beta1, beta2 = group["betas"]
-        if not (0.0 <= beta1 < 1.0 and 0.0 <= beta2 < 1.0):
-            raise OptimizerError(f"Invalid betas: {group['betas']}")
-        if group["eps"] < 0 or group["weight_decay"] < 0:
-            raise OptimizerError("eps and weight_decay must be >= 0")
 
     def hyper_values(self, group):
         beta1, beta2 = group["betas"]

@@ -1,39 +1,24 @@
-"""Learning-rate schedulers (PyTorch's closed forms): StepLR, ExponentialLR, CosineAnnealingLR.
+"""Learning-rate schedulers with PyTorch's formulas and numbers: StepLR, MultiStepLR,
+ExponentialLR and CosineAnnealingLR here; LambdaLR, MultiplicativeLR and LinearLR
+(``factor_schedulers.py``), OneCycleLR (``one_cycle.py``), ReduceLROnPlateau
+(``plateau.py``) and SequentialLR (``sequential_lr.py``) from their modules.
 
-A scheduler remembers each group's initial learning rate; ``step()`` advances its epoch count
-and writes the new rate into ``optimizer.param_groups``. The rate is a run-time input of the
-compiled updates, so changing it does not recompile.
+Each computes the next rate the way PyTorch's ``get_lr`` does (``scheduler_base.py``), has
+``step()``, ``get_last_lr()``, ``state_dict()`` and ``load_state_dict()``; ``adcompile.fit``
+steps one given as ``scheduler=`` (per epoch, per batch for OneCycleLR).
 """
 import math
+from bisect import bisect_right
+from collections import Counter
 
+from .factor_schedulers import LambdaLR, LinearLR, MultiplicativeLR
+from .one_cycle import OneCycleLR
+from .plateau import ReduceLROnPlateau
+from .scheduler_base import LRScheduler, SchedulerError, current_lrs
+from .sequential_lr import SequentialLR
 
-class LRScheduler:
-    def __init__(self, optimizer, last_epoch=-1):
-        self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self.step()
-
-    def lr_at(self, base_lr, epoch):
-        raise NotImplementedError
-
-    def step(self):
-        self.last_epoch += 1
-        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
-            group["lr"] = self.lr_at(base, self.last_epoch)
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
-
-    def get_last_lr(self):
-        return list(self._last_lr)
-
-    def state_dict(self):
-        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
-
-    def load_state_dict(self, state):
-        self.__dict__.update(state)
+__all__ = ["LRScheduler", "SchedulerError", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
+           "LambdaLR", "MultiplicativeLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR"]
 
 
 class StepLR(LRScheduler):
@@ -54,8 +39,42 @@ class StepLR(LRScheduler):
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
-        return base_lr * self.gamma ** (epoch // self.step_size)
+    def get_lr(self):
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return current_lrs(self.optimizer)
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """``lr = base * gamma ** (number of milestones <= epoch)`` (a milestone listed twice counts twice).
+
+    >>> import numpy as np, adcompile
+    >>> opt = adcompile.optim.SGD([adcompile.Parameter(np.zeros(2))], lr=1.0)
+    >>> scheduler = adcompile.optim.lr_scheduler.MultiStepLR(opt, milestones=[2, 4], gamma=0.5)
+    >>> rates = []
+    >>> for epoch in range(6):
+    ...     rates.append(scheduler.get_last_lr()[0])
+    ...     scheduler.step()
+    >>> rates
+    [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch not in self.milestones:
+            return current_lrs(self.optimizer)
+        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch] for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        milestones = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect_right(milestones, self.last_epoch) for base in self.base_lrs]
 
 
 class ExponentialLR(LRScheduler):
@@ -73,12 +92,18 @@ class ExponentialLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
-        return base_lr * self.gamma ** epoch
+    def get_lr(self):
+        if self._is_initial:
+            return current_lrs(self.optimizer)
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
-    """``lr = eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``.
+    """``lr = eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``, computed from
+    the current rate as PyTorch does (past ``T_max`` the rate rises again).
 
     >>> import numpy as np, adcompile
     >>> opt = adcompile.optim.SGD([adcompile.Parameter(np.zeros(2))], lr=1.0)
@@ -95,5 +120,19 @@ class CosineAnnealingLR(LRScheduler):
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
-        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * epoch / self.T_max)) / 2
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return current_lrs(self.optimizer)
+        if self._step_count == 1 and self.last_epoch > 0:
+            return self._get_closed_form_lr()
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            return [group["lr"] + (base - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                    for base, group in zip(self.base_lrs, groups)]
+        return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
+                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+                * (group["lr"] - self.eta_min) + self.eta_min for group in groups]
+
+    def _get_closed_form_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]

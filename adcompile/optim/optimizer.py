@@ -10,14 +10,14 @@ code after the gradient computation in one compiled function.
 """
 import numpy as np
 
-from ..errors import AdCompileError
+from ..boundary import api_boundary
 from ..modules.parameter import Parameter
+from .errors import OptimizerError, OptimizerStateError
+from .hyperparameters import FLAG, NON_NEGATIVE, check_hyperparameters
 from .programs import optimizer_step_program
-from .saving import load_optimizer, save_optimizer
+from .saving import load_optimizer, restored_state, save_optimizer
 
-
-class OptimizerError(AdCompileError, ValueError):
-    """An optimizer built or loaded with something it cannot use (PyTorch: a ValueError)."""
+__all__ = ["Optimizer", "OptimizerError", "OptimizerStateError"]
 
 
 class Optimizer:
@@ -25,6 +25,7 @@ class Optimizer:
     state_names = ()        # the per-parameter state arrays, in the update's order
     flag_names = ()         # compile-time switches of a group (passed to update as constants)
     backend = "numba"       # how the update programs run ("python": the generated Python)
+    hyper_rules = {"lr": NON_NEGATIVE}  # what each option must be (``hyperparameters.py``)
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
@@ -66,8 +67,9 @@ class Optimizer:
         self.param_groups.append(full)
 
     def check_group(self, group):
-        if group["lr"] < 0:
-            raise OptimizerError(f"Invalid learning rate: {group['lr']}")
+        """Raise ``OptimizerError`` if an option of ``group`` is not what the update can use."""
+        rules = {**self.hyper_rules, **dict.fromkeys(self.flag_names, FLAG)}
+        check_hyperparameters(type(self).__name__, group, rules)
 
     # ---------------------------------------------------------------- state
     def hyper_values(self, group):
@@ -95,6 +97,7 @@ class Optimizer:
                     param.grad[...] = 0
 
     # ---------------------------------------------------------------- step
+    @api_boundary
     def step(self, closure=None):
         """Update every parameter that has a gradient, in one compiled call."""
         loss = closure() if closure is not None else None
@@ -117,7 +120,12 @@ class Optimizer:
         return loss
 
     def group_hypers(self):
-        return [np.array(self.hyper_values(group), dtype=np.float64) for group in self.param_groups]
+        try:
+            return [np.array(self.hyper_values(group), dtype=np.float64) for group in self.param_groups]
+        except (TypeError, ValueError):  # an option set to a non-number after construction
+            for group in self.param_groups:
+                self.check_group(group)
+            raise
 
     def flags(self, group):
         return tuple(bool(group[name]) for name in self.flag_names)
@@ -139,34 +147,9 @@ class Optimizer:
 
     def load_state_dict(self, state_dict):
         """Restore a ``state_dict()``; everything is checked before anything changes."""
-        groups = state_dict["param_groups"]
-        if len(groups) != len(self.param_groups):
-            raise OptimizerError(f"loaded state dict has {len(groups)} parameter groups, the optimizer "
-                                 f"has {len(self.param_groups)}")
-        params = []
-        for saved, group in zip(groups, self.param_groups):
-            if len(saved["params"]) != len(group["params"]):
-                raise OptimizerError("loaded state dict contains a parameter group that doesn't match the size "
-                                     "of the optimizer's group")
-            params += list(zip(saved["params"], group["params"]))
-        new_state = {}
-        for saved_index, param in params:
-            saved = state_dict["state"].get(saved_index)
-            if saved is None:
-                continue
-            fresh = self.initial_state(param, self.param_groups[0])
-            entry = {}
-            for name, template in fresh.items():
-                if name not in saved:
-                    raise OptimizerError(f"the saved state of parameter {saved_index} has no '{name}'")
-                value = np.asarray(saved[name], dtype=template.dtype)
-                if value.shape != template.shape:
-                    raise OptimizerError(f"the saved '{name}' of parameter {saved_index} has shape "
-                                         f"{value.shape}, expected {template.shape}")
-                entry[name] = np.array(value)
-            new_state[param] = entry
-        for saved, group in zip(groups, self.param_groups):
-            group.update({key: value for key, value in saved.items() if key != "params"})
+        new_state, options = restored_state(self, state_dict)
+        for update, group in zip(options, self.param_groups):
+            group.update(update)
         self.state = new_state
 
     def save(self, path):

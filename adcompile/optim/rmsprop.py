@@ -2,7 +2,8 @@
 (``torch.optim.RMSprop``)."""
 import numpy as np
 
-from .optimizer import Optimizer, OptimizerError
+from .hyperparameters import NON_NEGATIVE
+from .optimizer import Optimizer
 
 
 def rmsprop_update(param, grad, square_avg, momentum_buffer, grad_avg, step, hyper, centered, maximize):
@@ -40,16 +41,12 @@ class RMSprop(Optimizer):
     update = staticmethod(rmsprop_update)
     state_names = ("square_avg", "momentum_buffer", "grad_avg")
     flag_names = ("centered", "maximize")
+    hyper_rules = dict.fromkeys(("lr", "alpha", "eps", "weight_decay", "momentum"), NON_NEGATIVE)
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
                  maximize=False):
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                       centered=centered, maximize=maximize))
-
-    def check_group(self, group):
-        super().check_group(group)
-        if group["alpha"] < 0 or group["eps"] < 0 or group["momentum"] < 0 or group["weight_decay"] < 0:
-            raise OptimizerError("alpha, eps, momentum and weight_decay must be >= 0")
 
     def hyper_values(self, group):
         return [group["lr"], group["alpha"], group["eps"], group["weight_decay"], group["momentum"]]

@@ -1,5 +1,6 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov momentum and weight decay,
 with PyTorch's update formula (``torch.optim.SGD``)."""
+from .hyperparameters import NON_NEGATIVE, REAL
 from .optimizer import Optimizer, OptimizerError
 
 
@@ -38,6 +39,7 @@ class SGD(Optimizer):
     update = staticmethod(sgd_update)
     state_names = ("momentum_buffer",)
     flag_names = ("nesterov", "maximize")
+    hyper_rules = {"lr": NON_NEGATIVE, "momentum": NON_NEGATIVE, "dampening": REAL, "weight_decay": NON_NEGATIVE}
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
                  maximize=False):
@@ -46,8 +48,6 @@ class SGD(Optimizer):
 
     def check_group(self, group):
         super().check_group(group)
-        if group["momentum"] < 0 or group["weight_decay"] < 0:
-            raise OptimizerError("momentum and weight_decay must be >= 0")
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise OptimizerError("Nesterov momentum requires a momentum and zero dampening")
 

@@ -1,5 +1,5 @@
-"""Training: ``backward`` (PyTorch's loop), ``train_step`` (one compiled step) and ``fit``
-(one compiled call per epoch).
+"""Training: ``backward`` (PyTorch's loop), ``train_step`` (one compiled step) and the
+compiled programs of ``train_step`` and ``fit`` (``fitting.py``: one compiled call per epoch).
 
 ``train_step`` and ``fit`` compile programs (``optim/programs.py``) that call the value and
 gradient of ``loss_fn`` with respect to the model's parameters and then the optimizer's update
@@ -9,16 +9,17 @@ the examples of epoch ``e`` is ``batch_order(n, e, seed, shuffle)``, so a step-b
 the same batches, or a run resumed with ``initial_epoch``, gives the same parameters.
 """
 import inspect
-import sys
 
 import numpy as np
 
+from ..boundary import api_boundary
 from ..api.functions import CompiledFunction, DerivedFunction
 from ..errors import CallError
 from ..modules.module import Module
 from ..module_compiler.functions import TreeStamp, flat_function, module_backend
 from ..modules.leaves import flat_name
 from ..optim.programs import UpdatePlan, compiled_program
+from .clipping import GradClipping
 from ..modules.step_counters import advance, step_counters
 
 
@@ -44,6 +45,7 @@ def _check_model(model, what):
 _value_and_grads = {}
 
 
+@api_boundary
 def backward(loss_fn, model, *args):
     """Run ``loss_fn(model, *args)`` forward and backward once, add the gradients into each
     parameter's ``.grad`` (accumulating until ``zero_grad``, as PyTorch does) and return the
@@ -102,12 +104,16 @@ def _trainable_entries(model, optimizer):
 
 
 class _Program:
-    """A compiled training program for one model structure and optimizer configuration."""
+    """A compiled training program for one model structure, optimizer configuration and
+    clipping: ``train_step`` (one batch) or ``fit_epoch`` (the minibatch loop of an epoch, with
+    one row of each group's hyperparameters per batch, so a per-batch scheduler needs no
+    recompiling)."""
 
-    def __init__(self, kind, loss_fn, model, optimizer, batch_names):
+    def __init__(self, kind, loss_fn, model, optimizer, batch_names, clipping=None):
         self.kind = kind
         self.stamp = TreeStamp(model)
         self.config = _optimizer_config(optimizer)
+        self.clipping = clipping if clipping is not None else GradClipping()
         backend = _backend(loss_fn, model)
         pyfunc = _python_function(loss_fn)
         self.model, self.optimizer = model, optimizer
@@ -117,45 +123,52 @@ class _Program:
         loss_and_grads = flat.derived("value_and_grad", tuple(index for index, *_ in entries))
         self.plan = UpdatePlan(optimizer, [(param, k) for _, _, param, k in entries],
                                [name for _, name, _, _ in entries])
-        grads = [f"{name}_grad" for name in self.plan.names]
-        counters = [flat_name(name) for name, _ in step_counters(model)]  # Dropout's random streams
         namespace = self.plan.namespace()
         namespace["loss_and_grads"] = loss_and_grads
-        state_and_groups = self.plan.state_arguments() + self.plan.group_arguments()
-        call = f"loss_and_grads({', '.join(leaves + batch_names)})"
+        state = self.plan.state_arguments()
         if kind == "train_step":
-            lines = [f"def train_step({', '.join(leaves + batch_names + state_and_groups)}):",
-                     f"    loss, grads = {call}",
-                     f"    {', '.join(grads)}, = grads"]
-            lines += self.plan.update_lines(grads)
-            lines += [f"    {counter}[0] += 1" for counter in counters]
+            lines = [f"def train_step({', '.join(leaves + batch_names + state + self.plan.group_arguments())}):"]
+            lines += self._step_lines(model, f"loss_and_grads({', '.join(leaves + batch_names)})", "    ")
             lines.append("    return loss")
         else:
             batch_args = [f"{name}_batch" for name in batch_names]
-            call = f"loss_and_grads({', '.join(leaves + batch_args)})"
-            lines = [f"def fit_epoch({', '.join(leaves + batch_names + ['order', 'batch_size'] + state_and_groups)}):",
+            tables = [f"{group}_per_batch" for group in self.plan.group_arguments()]
+            lines = [f"def fit_epoch({', '.join(leaves + batch_names + ['order', 'batch_size'] + state + tables)}):",
                      "    n = order.shape[0]",
                      "    total = 0.0",
                      "    batches = 0",
                      "    for start in range(0, n, batch_size):",
                      "        batch = order[start:start + batch_size]"]
             lines += [f"        {arg} = {name}[batch]" for arg, name in zip(batch_args, batch_names)]
-            lines += [f"        loss, grads = {call}",
-                      f"        {', '.join(grads)}, = grads"]
-            lines += self.plan.update_lines(grads, indent="        ")
-            lines += [f"        {counter}[0] += 1" for counter in counters]
+            lines += [f"        {group} = {group}_per_batch[batches]" for group in self.plan.group_arguments()]
+            lines += self._step_lines(model, f"loss_and_grads({', '.join(leaves + batch_args)})", "        ")
             lines += ["        total += loss", "        batches += 1", "    return total / batches"]
         self.program = compiled_program(kind, lines, namespace, backend)
         self.params = [p for _, p in model.named_parameters()]
         self.buffers = [b for _, b in model.named_buffers()]
 
+    def _step_lines(self, model, call, indent):
+        """Loss and gradients, clipping, the updates, and the Dropout streams' step counters."""
+        grads = [f"{name}_grad" for name in self.plan.names]
+        lines = [f"{indent}loss, grads = {call}", f"{indent}{', '.join(grads)}, = grads"]
+        lines += self.clipping.lines(grads, indent)
+        lines += self.plan.update_lines(grads, indent=indent)
+        lines += [f"{indent}{flat_name(name)}[0] += 1" for name, _ in step_counters(model)]
+        return lines
+
     def current(self, optimizer):
         return self.stamp.current(self.model) and self.config == _optimizer_config(optimizer)
 
-    def arguments(self, batch, extra=()):
-        optimizer = self.optimizer
+    def restamp(self):
+        """Take the model as it is now as the one compiled for (after something changed and
+        changed back, such as the train/eval modes around a validation pass)."""
+        self.stamp = TreeStamp(self.model)
+
+    def arguments(self, batch, extra=(), hypers=None):
+        """The program's arguments; ``hypers``: the groups' hyperparameters (default: the
+        optimizer's current ones)."""
         return ([p._data for p in self.params] + self.buffers + list(batch) + list(extra)
-                + self.plan.state_values() + optimizer.group_hypers())
+                + self.plan.state_values() + (self.optimizer.group_hypers() if hypers is None else list(hypers)))
 
 
 def _optimizer_config(optimizer):
@@ -174,16 +187,19 @@ def _batch_names(loss_fn, count, what):
 class TrainStep:
     """``step(*batch) -> loss``: forward, backward and the optimizer update in one compiled call."""
 
-    def __init__(self, loss_fn, model, optimizer):
+    def __init__(self, loss_fn, model, optimizer, clipping=None):
         _check_model(model, "adcompile.train_step")
         self.loss_fn, self.model, self.optimizer = loss_fn, model, optimizer
+        self.clipping = clipping
         self._program = None
 
+    @api_boundary
     def __call__(self, *batch):
         program = self._program
         if program is None or not program.current(self.optimizer):
             names = _batch_names(self.loss_fn, len(batch), "train_step")
-            program = self._program = _Program("train_step", self.loss_fn, self.model, self.optimizer, names)
+            program = self._program = _Program("train_step", self.loss_fn, self.model, self.optimizer, names,
+                                               self.clipping)
         return program.program(*program.arguments(batch))
 
     @property
@@ -192,10 +208,12 @@ class TrainStep:
         return None if self._program is None else self._program.program
 
 
-def train_step(loss_fn, model, optimizer):
+def train_step(loss_fn, model, optimizer, clip_grad_norm=None, clip_grad_value=None, clip_norm_type=2.0):
     """A function ``step(*batch) -> loss`` that runs ``loss_fn(model, *batch)``, its gradient
     and ``optimizer``'s update of the parameters, as one compiled call. (It does not fill
-    ``.grad``: the gradients live only inside the compiled step.)
+    ``.grad``: the gradients live only inside the compiled step.) ``clip_grad_norm`` /
+    ``clip_grad_value`` clip the gradients before the update, as ``nn.utils.clip_grad_norm_``
+    (of order ``clip_norm_type``) / ``nn.utils.clip_grad_value_`` do.
 
     >>> import numpy as np, adcompile
     >>> from adcompile import nn
@@ -211,7 +229,7 @@ def train_step(loss_fn, model, optimizer):
     >>> np.round(model.weight.data, 6)
     array([[3.]])
     """
-    return TrainStep(loss_fn, model, optimizer)
+    return TrainStep(loss_fn, model, optimizer, GradClipping(clip_grad_norm, clip_grad_value, clip_norm_type))
 
 
 # ------------------------------------------------------------------ fit
@@ -227,67 +245,3 @@ def batch_order(n, epoch, seed=0, shuffle=True):
     if not shuffle:
         return np.arange(n)
     return np.random.default_rng([seed, epoch]).permutation(n)
-
-
-def _progress_bar(total, enabled, initial):
-    if not enabled or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm  # lazy: optional
-    except ImportError:
-        return None
-    return tqdm(total=total, initial=initial, unit="epoch", leave=True)
-
-
-def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, shuffle=True, seed=0, progress=True,
-        callbacks=(), initial_epoch=0):
-    """Train ``model`` on ``(X, y)``: minibatches of ``batch_size`` in the order
-    ``batch_order(len(X), epoch, seed, shuffle)``, ``loss_fn(model, X_batch, y_batch)``, its
-    gradient and ``optimizer``'s update, with one compiled call per epoch. Returns the list of
-    epoch losses (each the mean of its minibatch losses). Parameters and optimizer state are
-    updated in place. ``callbacks`` are called as ``callback(epoch, loss)`` after each epoch;
-    one returning True stops training. ``initial_epoch`` resumes a run (epochs counted from it).
-
-    >>> import numpy as np, adcompile
-    >>> from adcompile import nn
-    >>> model = nn.Linear(1, 1).compile("python")  # "python": the generated Python, not numba
-    >>> _ = adcompile.modules.init.zeros_(model.weight), adcompile.modules.init.zeros_(model.bias)
-    >>> def loss_fn(model, X, y):
-    ...     return np.mean((model(X)[:, 0] - y) ** 2)
-    >>> X = np.linspace(-1.0, 1.0, 8)[:, None]
-    >>> y = 2.0 * X[:, 0] + 1.0
-    >>> opt = adcompile.optim.SGD(model.parameters(), lr=0.2)
-    >>> history = adcompile.fit(loss_fn, model, opt, X, y, epochs=40, batch_size=4, progress=False)
-    >>> len(history), history[-1] < 1e-6 < history[0]
-    (40, True)
-    >>> np.round(model.weight.data, 3), np.round(model.bias.data, 3)
-    (array([[2.]]), array([1.]))
-    """
-    _check_model(model, "adcompile.fit")
-    X, y = np.asarray(X), np.asarray(y)
-    if len(X) != len(y):
-        raise CallError(f"adcompile.fit: X has {len(X)} examples but y has {len(y)}")
-    if len(X) == 0:
-        raise CallError("adcompile.fit: no training examples")
-    if int(batch_size) < 1:
-        raise CallError(f"adcompile.fit: batch_size must be >= 1, not {batch_size}")
-    names = _batch_names(loss_fn, 2, "fit")
-    program = _Program("fit_epoch", loss_fn, model, optimizer, names)
-    history = []
-    bar = _progress_bar(initial_epoch + epochs, progress, initial_epoch)
-    try:
-        for epoch in range(initial_epoch, initial_epoch + epochs):
-            if not program.current(optimizer):  # a callback or scheduler changed the structure
-                program = _Program("fit_epoch", loss_fn, model, optimizer, names)
-            order = batch_order(len(X), epoch, seed, shuffle)
-            loss = float(program.program(*program.arguments((X, y), (order, int(batch_size)))))
-            history.append(loss)
-            if bar is not None:
-                bar.set_postfix(loss=f"{loss:.4f}")
-                bar.update(1)
-            if any(callback(epoch, loss) is True for callback in callbacks):
-                break
-    finally:
-        if bar is not None:
-            bar.close()
-    return history

@@ -27,6 +27,7 @@ from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Const, Var, const, vars_read, walk
 from ..ir.primitives.batching_rules import with_unit_batch_axis
 from ..ir.types import Type
+from ..ir.indexing import FULL_SLICE
 
 _SCALINGS = ("mul", "mul_nz", "div", "div_nz")  # batched value first, coefficient second (mul: either)
 _SUMS = ("add", "sub")
@@ -49,7 +50,6 @@ def _unsafe(fn):
     return changing | {var for var, var_roots in roots.items() if var_roots & changing}
 
 
-_ALL = ("slice", None, None, None)
 
 
 def _unit_axis_views(fn, unsafe):
@@ -60,7 +60,7 @@ def _unit_axis_views(fn, unsafe):
         if (isinstance(stmt, Assign) and stmt.prim == "getitem" and isinstance(stmt.args[0], Var)
                 and stmt.target not in unsafe and stmt.args[0] not in unsafe):
             items = list(stmt.params.get("items", ()))
-            if items == [_ALL] * stmt.args[0].type.ndim + [("none",)] and len(stmt.args) == 1:
+            if items == [FULL_SLICE] * stmt.args[0].type.ndim + [("none",)] and len(stmt.args) == 1:
                 views[stmt.target] = stmt.args[0]
     return views
 

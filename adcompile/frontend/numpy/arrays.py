@@ -7,6 +7,7 @@ from ...ir.types import FLOAT64
 from ..calls import (HANDLERS, array_arg, atom, cast, handler, static_int, _take)
 from ..resolve import DTypeRef, FuncRef
 from ..values import (NoneValue, TupleValue)
+from ...ir.indexing import FULL_SLICE
 
 
 # ------------------------------------------------------------------ shapes
@@ -55,7 +56,7 @@ def _squeeze(tr, args, kwargs, node):
         raise tr.error("squeeze needs an explicit axis in compiled code (shapes are run-time values)",
                        node, UnsupportedFunctionError)
     k = static_int(tr, axis, node, "axis") % x.type.ndim
-    return tr.getitem(x, [("slice", None, None, None)] * k + [("int", const(0))], node)
+    return tr.getitem(x, [FULL_SLICE] * k + [("int", const(0))], node)
 
 
 @handler("np.atleast_1d")

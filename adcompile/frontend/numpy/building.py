@@ -14,8 +14,8 @@ from ..calls import accept, array_arg, atom, handler, static_int, _take
 from .arrays import _array_of_sequence, shape_atoms
 from ..static_values import StaticStr
 from ..values import NoneValue, TupleValue
+from ...ir.indexing import FULL_SLICE
 
-_ALL = ("slice", None, None, None)
 
 accept({
     "np.tile": (2, ("A", "reps")), "np.repeat": (3, ("a", "repeats", "axis")),
@@ -179,7 +179,7 @@ def _broadcast_to(tr, args, kwargs, node):
 
 # ------------------------------------------------------------------ flips and axis orders
 def _flipped(tr, x, axes, node):
-    items = [_ALL] * x.type.ndim
+    items = [FULL_SLICE] * x.type.ndim
     for k in axes:
         items[k] = ("slice", None, None, const(-1))
     return tr.getitem(x, items, node)
@@ -279,7 +279,7 @@ def _splitter(equal_parts):
                                      equal_parts, node)
         parts = []
         for start, stop in zip(bounds[:-1], bounds[1:]):
-            items = [_ALL] * x.type.ndim
+            items = [FULL_SLICE] * x.type.ndim
             items[k] = ("slice", start, stop, None)
             parts.append(tr.getitem(x, items, node))
         return TupleValue(parts)

@@ -22,8 +22,8 @@ from ...ir.builder import const
 from ..calls import array_arg, atom, handler, static_int
 from ..static_values import StaticStr
 from ..values import TupleValue
+from ...ir.indexing import FULL_SLICE
 
-_EVERY = ("slice", None, None, None)
 
 
 class _Lowering:
@@ -95,7 +95,7 @@ class _Lowering:
             b = self.emit("expand_axis", [b], axis=2)
         product = self.emit("matmul", [a, b])
         if batch and not (left and right):
-            items = [_EVERY, _EVERY, _EVERY]
+            items = [FULL_SLICE, FULL_SLICE, FULL_SLICE]
             if not right:
                 items[2] = ("int", const(0))
             if not left:

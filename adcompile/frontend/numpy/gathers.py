@@ -6,6 +6,7 @@ from ...ir.nodes import Const, Var
 from ..calls import _take, array_arg, atom, cast, handler
 from .arrays import _array_of_sequence
 from ..values import NONE, NoneValue, TupleValue
+from ...ir.indexing import FULL_SLICE
 
 
 def gather_along(tr, x, axis, idx, node):
@@ -205,16 +206,15 @@ def gather_of_inner_axis(tr, x, items, node):
     """``x[idx, :]`` as ``x[idx]``; ``x[a:b, idx, ...]`` with one index array after slices only, as the slicing, then a
     gather of that axis (brought to the front, whose adjoint scatter the code generator
     handles), then the rest of the index; None for other index forms."""
-    full = ("slice", None, None, None)
     arrays = [k for k, item in enumerate(items) if item[0] == "array"]
-    if arrays and len(items) > 1 and items[-1] == full:  # x[idx, :] is x[idx]
+    if arrays and len(items) > 1 and items[-1] == FULL_SLICE:  # x[idx, :] is x[idx]
         return tr.getitem(x, items[:-1], node)
     if len(arrays) != 1 or arrays[0] == 0 or any(item[0] != "slice" for item in items[:arrays[0]]):
         return None
     k = arrays[0]
-    sliced = x if all(item == full for item in items[:k]) else tr.getitem(x, items[:k], node)
+    sliced = x if all(item == FULL_SLICE for item in items[:k]) else tr.getitem(x, items[:k], node)
     gathered = gather_along(tr, sliced, k, items[k][1], node)
     rest = items[k + 1:]
     if not rest:
         return gathered
-    return tr.getitem(gathered, [full] * (k + items[k][1].type.ndim) + rest, node)
+    return tr.getitem(gathered, [FULL_SLICE] * (k + items[k][1].type.ndim) + rest, node)

@@ -8,19 +8,19 @@ from .linalg_stacks import map_over_stack, trailing_dim
 from .reductions import _norm as _vector_and_frobenius_norm, _reduce
 from ..static_values import StaticStr
 from ..values import (NoneValue, TupleValue)
+from ...ir.indexing import FULL_SLICE
 
 
 # ------------------------------------------------------------------ linear algebra
 def matmul(tr, a, b, node):
     if a.type.ndim == 0 or b.type.ndim == 0:
         raise tr.error("matmul operands must be arrays (use * for scalars)", node, TypeMismatchError)
-    every = ("slice", None, None, None)
     if a.type.ndim == 1 and b.type.ndim == 3:  # a row against each matrix of the stack
         product = tr.emit("matmul", [tr.emit("expand_axis", [a], node, axis=0), b], node)
-        return tr.getitem(product, [every, ("int", const(0)), every], node)
+        return tr.getitem(product, [FULL_SLICE, ("int", const(0)), FULL_SLICE], node)
     if a.type.ndim == 3 and b.type.ndim == 1:
         product = tr.emit("matmul", [a, tr.emit("expand_axis", [b], node, axis=1)], node)
-        return tr.getitem(product, [every, every, ("int", const(0))], node)
+        return tr.getitem(product, [FULL_SLICE, FULL_SLICE, ("int", const(0))], node)
     return tr.emit("matmul", [a, b], node)
 
 
@@ -57,7 +57,7 @@ def _cross(tr, args, kwargs, node):
                        UnsupportedFunctionError)
 
     def part(x, k):
-        return tr.getitem(x, [("slice", None, None, None)] * (x.type.ndim - 1) + [("int", const(k))], node)
+        return tr.getitem(x, [FULL_SLICE] * (x.type.ndim - 1) + [("int", const(k))], node)
 
     def component(i, j):
         return tr.emit("sub", [tr.emit("mul", [part(a, i), part(b, j)], node),
@@ -215,5 +215,4 @@ def _matrix_norm(tr, args, kwargs, node):
     values = _decomposed(tr, x, ["svd_values"], lambda m, n, k: [[k]], node, "np.linalg.norm")[0]
     if p == "nuc":
         return _reduce(tr, "sum", values, rows_axis, False, node)
-    every = ("slice", None, None, None)
-    return tr.getitem(values, [every] * (x.type.ndim - 2) + [("int", const(0 if p == 2 else -1))], node)
+    return tr.getitem(values, [FULL_SLICE] * (x.type.ndim - 2) + [("int", const(0 if p == 2 else -1))], node)

@@ -16,8 +16,8 @@ from ...errors import TypeMismatchError
 from ...ir.builder import Builder, const
 from ...ir.nodes import For, SetItem, Var
 from ...ir.types import I8
+from ...ir.indexing import FULL_SLICE
 
-_ALL = ("slice", None, None, None)
 
 
 def leading_axes(x, core):
@@ -56,7 +56,7 @@ def map_over_stack(tr, operands, cores, build, result_dims, node, what):
     saved_block, saved_builder = tr.block, tr.builder
     tr.block, tr.builder = body, Builder(tr.namer, body, tr.src.location(node))
     try:
-        pieces = [tr.getitem(x, [("int", index)] + [_ALL] * cores[k], node) if k in stacked else x
+        pieces = [tr.getitem(x, [("int", index)] + [FULL_SLICE] * cores[k], node) if k in stacked else x
                   for k, x in enumerate(flat)]
         results = build(pieces)
     finally:
@@ -64,7 +64,7 @@ def map_over_stack(tr, operands, cores, build, result_dims, node, what):
     outputs = []
     for result, core_dims in zip(results, dims):
         out = tr.emit("zeros", [count] + core_dims, node, ndim=1 + len(core_dims), dtype=result.type.dtype)
-        body.append(SetItem(out, result, [("int", index)] + [_ALL] * len(core_dims), tr.src.location(node)))
+        body.append(SetItem(out, result, [("int", index)] + [FULL_SLICE] * len(core_dims), tr.src.location(node)))
         outputs.append(out)
     tr.block.append(For(index, const(0), count, const(1), body, tr.src.location(node)))
     if depth == 1:

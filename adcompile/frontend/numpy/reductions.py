@@ -8,6 +8,7 @@ from ..calls import (HANDLERS, array_arg, atom, handler, static_int, _check_kwar
 from . import python_impls
 from ..inline import inline_call
 from ..values import (NONE, NoneValue, TupleValue)
+from ...ir.indexing import FULL_SLICE
 
 
 # ------------------------------------------------------------------ reductions
@@ -94,7 +95,7 @@ def _diff(tr, args, kwargs, node):
     x = array_arg(tr, x, node)
     order = static_int(tr, n, node, "n")
     k = static_int(tr, axis, node, "axis") % x.type.ndim
-    whole = [("slice", None, None, None)] * x.type.ndim
+    whole = [FULL_SLICE] * x.type.ndim
     for _ in range(order):
         upper, lower = list(whole), list(whole)
         upper[k], lower[k] = ("slice", const(1), None, None), ("slice", None, const(-1), None)

@@ -10,8 +10,8 @@ from ..calls import _take, array_arg, atom, cast, handler
 from .gathers import check_keywords, gather_along, static_axis
 from ..static_values import StaticStr
 from ..values import NoneValue, TupleValue
+from ...ir.indexing import FULL_SLICE
 
-_ALL = ("slice", None, None, None)
 
 
 def _static_str(tr, value, node, what, choices):
@@ -36,7 +36,7 @@ def _one_d(tr, value, node, what):
 
 
 def _along(axis, item):
-    return [_ALL] * axis + [item]
+    return [FULL_SLICE] * axis + [item]
 
 
 def _dim(tr, x, axis, node):

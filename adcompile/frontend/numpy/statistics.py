@@ -20,8 +20,8 @@ from .building import axis_index, given, permute
 from .reductions import _reduce
 from ..static_values import StaticStr
 from ..values import TupleValue
+from ...ir.indexing import FULL_SLICE
 
-_ALL = ("slice", None, None, None)
 
 accept({
     "np.median": (2, ("a", "axis", "overwrite_input", "keepdims")),
@@ -80,7 +80,7 @@ class _Ordered:
         if self.axis is None:
             position = tr.getitem(self.order, [("int", rank)], node)
             return tr.getitem(self.values, [("int", position)], node)
-        positions = tr.getitem(self.order, [_ALL, ("int", rank)], node)
+        positions = tr.getitem(self.order, [FULL_SLICE, ("int", rank)], node)
         return tr.getitem(self.values, [("array", self.rows), ("array", positions)], node)
 
     def finish(self, result):

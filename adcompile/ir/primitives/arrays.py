@@ -7,6 +7,7 @@ from .emission import argument_list, shape_tuple
 from .record import ALL_ARGUMENTS
 from .reverse_helpers import ScatterInto, getitem
 from .type_rules import fixed, getitem_type, same_as_first
+from ..indexing import FULL_SLICE
 
 
 def _transpose_vjp(b, g, out, args, params, active):
@@ -78,7 +79,7 @@ def _concatenate_vjp(b, g, out, args, params, active):
     for arg, is_active in zip(args, active):
         end = b.add(offset, b.call("dim", arg, axis=axis))
         if is_active:
-            index = [("slice", None, None, None)] * axis + [("slice", offset, end, None)]
+            index = [FULL_SLICE] * axis + [("slice", offset, end, None)]
             cts.append(getitem(b, g, index))
         else:
             cts.append(None)
@@ -88,7 +89,7 @@ def _concatenate_vjp(b, g, out, args, params, active):
 
 def _stack_vjp(b, g, out, args, params, active):
     axis = params["axis"]
-    return [getitem(b, g, [("slice", None, None, None)] * axis + [("int", const(k))]) if is_active else None
+    return [getitem(b, g, [FULL_SLICE] * axis + [("int", const(k))]) if is_active else None
             for k, is_active in enumerate(active)]
 
 
@@ -109,7 +110,7 @@ def _getitem_vjp(b, g, out, args, params, active):
             if item[0] == "none":
                 squeeze.append(("int", const(0)))
             elif item[0] in ("slice", "array"):
-                squeeze.append(("slice", None, None, None))
+                squeeze.append(FULL_SLICE)
         value = getitem(b, g, squeeze)
     kept = [item for item in items if item[0] != "none"]
     return [ScatterInto(kept, value)] + [None] * (len(args) - 1)

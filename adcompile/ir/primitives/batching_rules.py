@@ -19,8 +19,8 @@ import dataclasses
 from ..nodes import const
 from .record import PRIMITIVES, Kind
 from .reverse_helpers import getitem
+from ..indexing import FULL_SLICE
 
-_ALL = ("slice", None, None, None)
 
 
 def logical_ndim(atom, is_batched):
@@ -32,13 +32,13 @@ def with_unit_batch_axis(b, x):
     against batched values; a scalar broadcasts already."""
     if not x.type.ndim:
         return x
-    return getitem(b, x, [_ALL] * x.type.ndim + [("none",)])
+    return getitem(b, x, [FULL_SLICE] * x.type.ndim + [("none",)])
 
 
 def unbatched_view(b, x):
     """The first member of batched ``x`` (``x[..., 0]``): a value of the unbatched shape,
     for primitives that read only its shape."""
-    return getitem(b, x, [_ALL] * (x.type.ndim - 1) + [("int", const(0))])
+    return getitem(b, x, [FULL_SLICE] * (x.type.ndim - 1) + [("int", const(0))])
 
 
 def batched_shape_view(b, x, size):
@@ -173,8 +173,8 @@ def _joined(name):
 
 def _outer(b, args, batched, params, size):
     a, c = args
-    column = getitem(b, a, [_ALL, ("none",)] + ([] if batched[0] else [("none",)]))
-    row = getitem(b, c, [("none",), _ALL] + ([] if batched[1] else [("none",)]))
+    column = getitem(b, a, [FULL_SLICE, ("none",)] + ([] if batched[0] else [("none",)]))
+    row = getitem(b, c, [("none",), FULL_SLICE] + ([] if batched[1] else [("none",)]))
     return b.mul(column, row)
 
 
@@ -220,8 +220,8 @@ def _matmul_both_batched(b, a, c, kind):
     if kind == (2, 1):
         return b.call("sum", b.mul(a, c), axis=1)
     if kind == (1, 2):
-        return b.call("sum", b.mul(getitem(b, a, [_ALL, ("none",)]), c), axis=0)
-    return b.call("sum", b.mul(getitem(b, a, [_ALL, _ALL, ("none",)]), c), axis=1)
+        return b.call("sum", b.mul(getitem(b, a, [FULL_SLICE, ("none",)]), c), axis=0)
+    return b.call("sum", b.mul(getitem(b, a, [FULL_SLICE, FULL_SLICE, ("none",)]), c), axis=1)
 
 
 def _flat_cumsum(b, args, batched, params, size):
@@ -260,7 +260,7 @@ def _identity_like(b, x, axis):
 def _diag(b, args, batched, params, size):
     x = args[0]
     if x.type.ndim == 2:  # vectors (n, size) -> diagonal matrices (n, n, size)
-        return b.mul(getitem(b, x, [_ALL, ("none",)]), _identity_like(b, x, 0))
+        return b.mul(getitem(b, x, [FULL_SLICE, ("none",)]), _identity_like(b, x, 0))
     return b.call("sum", b.mul(x, _identity_like(b, x, 0)), axis=1)  # the diagonals, (n, size)
 
 
