@@ -69,7 +69,7 @@ def train_with_loop(model, optimizer, X, y):
     return history
 
 
-def save_plot(path, history):
+def save_plot(path, history, title="MLP on the digits data set"):
     try:
         import matplotlib
     except ImportError:
@@ -80,7 +80,7 @@ def save_plot(path, history):
     figure, axes = plt.subplots(figsize=(6, 4))
     axes.plot(np.arange(1, len(history) + 1), history, marker="o")
     axes.set(xlabel="epoch", ylabel="cross entropy (mean over minibatches)", yscale="log",
-             title="MLP on the digits data set")
+             title=title)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)

@@ -33,10 +33,10 @@ def directional_fd(f, model, direction, h=1e-6):
     return (plus - minus) / (2 * h)
 
 
-def check_grad_fd(loss_fn, model, *args, seed=0, rtol=1e-6, atol=1e-8):
+def check_grad_fd(loss_fn, model, *args, seed=0, rtol=1e-6, atol=1e-8, backend="python"):
     """The gradient dict of ``loss_fn(model, *args)`` against central differences along a
     random direction, and entry by entry for small parameters."""
-    compiled = adcompile.compile(loss_fn, backend="python")
+    compiled = adcompile.compile(loss_fn, backend=backend)
     grads = adcompile.grad(compiled)(model, *args)
     assert set(grads) == {n for n, p in model.named_parameters() if p.requires_grad}
     direction = random_direction(model, seed)

@@ -64,6 +64,37 @@ def test_newton_on_rosenbrock_reaches_the_minimum_and_plots_its_path(capsys, tmp
     assert plot == tmp_path / "newton_rosenbrock.png" and png_size(plot) == (585, 495)
 
 
+def test_cnn_digits_example_reaches_97_percent_in_generated_python(capsys, tmp_path):
+    """The CNN example run as generated Python (``--python``: the same numbers as numba, without
+    minutes of numba compilation): >= 97% test accuracy, BatchNorm's running statistics advanced
+    once per minibatch by fit, and the loss curve saved."""
+    pytest.importorskip("sklearn")
+    example = load("cnn_digits")
+    model, history, accuracy, plot = example.main("--python", str(tmp_path))
+    out = capsys.readouterr().out
+    assert accuracy >= 0.97 and f"test accuracy {accuracy:.4f}" in out and "fit on python" in out
+    assert out.count("epoch ") == example.EPOCHS and history[-1] < history[0] / 5
+    batches = -(-len(example.load_image_split()[0]) // example.BATCH_SIZE)
+    norm = model.features[1]
+    assert norm.num_batches_tracked.tolist() == [example.EPOCHS * batches] and not model.training
+    if plot is not None:
+        assert plot == tmp_path / "cnn_digits.png" and png_size(plot)[0] > 0
+    else:
+        assert "plot skipped" in out
+
+
+@pytest.mark.slow
+def test_cnn_digits_example_reaches_97_percent_on_numba(capsys, tmp_path):
+    """The example as a user runs it: fit on numba (minutes of numba compilation)."""
+    pytest.importorskip("sklearn")
+    model, history, accuracy, plot = load("cnn_digits").main(str(tmp_path))
+    out = capsys.readouterr().out
+    assert accuracy >= 0.97 and f"test accuracy {accuracy:.4f}" in out
+    assert history[-1] < history[0] / 5 and not model.training
+    if plot is not None:
+        assert png_size(plot)[0] > 0
+
+
 def test_fitting_a_spring_recovers_its_parameters_and_plots_the_fit(capsys, tmp_path):
     example = load("fit_spring")
     k, c, losses, plot = example.main(tmp_path)

@@ -148,6 +148,8 @@ class Translator(StatementTranslation, ExpressionTranslation):
             raise self.error("the function must return a value", node, UnsupportedSyntaxError)
         params = params + [var for var, _ in self.hidden_params]
         fn = Function(name or node.name, params, self.block, self.results[0], self.results[1], self.src.filename)
+        if getattr(self, "result_structure", None) is not None:  # a nested tuple, returned flat
+            fn.result_structure = self.result_structure
         fn.hidden_values = [value for _, value in self.hidden_params]
         fn.external_reads = ExternalReads(self.external_reads.values())
         resolve_constant_conditions(fn)

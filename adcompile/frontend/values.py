@@ -56,3 +56,26 @@ def refers_to(value, var):
     if isinstance(value, ZipValue):
         return any(refers_to(inner, var) for inner in value.inners)
     return False
+
+
+def nested_structure(value):
+    """The shape of a returned tuple: a tuple with None per item and a tuple per inner tuple."""
+    return tuple(nested_structure(item) if isinstance(item, TupleValue) else None for item in value.items)
+
+
+def flat_items(value):
+    """The items of a (nested) TupleValue, depth first."""
+    for item in value.items:
+        if isinstance(item, TupleValue):
+            yield from flat_items(item)
+        else:
+            yield item
+
+
+def regroup_results(structure, items):
+    """The nested tuple of ``structure`` (``nested_structure``) holding ``items`` in order."""
+    items = iter(items)
+
+    def build(shape):
+        return tuple(build(inner) if isinstance(inner, tuple) else next(items) for inner in shape)
+    return build(structure)

@@ -15,6 +15,11 @@ calls with Module arguments to the entry points this module registers in ``modul
 Gradients with respect to a Module argument are dicts keyed like ``named_parameters()``
 (parameters with ``requires_grad`` only).
 
+A buffer that the compiled code writes into in place (BatchNorm's running statistics) is
+state: every function compiled for the module, its derivatives included, writes into the
+module's own array (``transforms/arguments.py``), so ``backward``, ``train_step`` and ``fit``
+update it as ``model(x)`` does.
+
 The modules, in the order a call meets them: ``tree_keys`` (what compiled code depends on),
 ``values`` (attribute reads translated), ``flat_functions`` (the flat function and its cache),
 ``calling`` (``model(x)``), ``gradients``, ``tangents`` and ``matrices`` (derivatives).

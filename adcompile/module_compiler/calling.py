@@ -1,13 +1,16 @@
 """``model(x)``: a Module's compiled ``forward``, planned once per structure change so that a call
 costs a version check and a list of arrays."""
 import inspect
+import weakref
 
 from ..errors import CallError
 from ..modules.module import Module
 from ..modules.parameter import Parameter
 from ..modules.step_counters import step_counters
+from ..frontend.values import regroup_results
 from .flat_functions import flat_function
 from .tree_keys import TreeStamp
+from .values import TupleSlot
 
 
 class _CallPlan:
@@ -22,10 +25,22 @@ class _CallPlan:
             raise NotImplementedError(f"{type(module).__name__} does not define forward(self, ...)")
         self.forward = forward
         self.signature = inspect.signature(forward)
-        self.flat = flat_function(forward, [module] + [None] * (len(self.signature.parameters) - 1), backend)
+        self.module = weakref.ref(module)
+        self.flats = {}  # per tuple structure of the arguments: the flat function
+        self.flat = self.flat_for(())
         self.params = [p for _, p in module.named_parameters()]
         self.buffers = [b for _, b in module.named_buffers()]
         self.counters = [counter for _, counter in step_counters(module)]
+
+    def flat_for(self, tuple_sizes):
+        """The flat function for arguments whose tuples have ``tuple_sizes`` ((position, size)...)."""
+        flat = self.flats.get(tuple_sizes)
+        if flat is None:
+            structure = [None] * (len(self.signature.parameters) - 1)
+            for position, size in tuple_sizes:
+                structure[position] = TupleSlot(size)
+            flat = self.flats[tuple_sizes] = flat_function(self.forward, [self.module()] + structure, self.backend)
+        return flat
 
 
 def module_backend(module):
@@ -47,7 +62,13 @@ def call_module(module, args, kwargs):
         args = bound.args[1:]
     if any(isinstance(a, (Module, Parameter)) for a in args):
         args = [a.data if isinstance(a, Parameter) else a for a in args]
-    result = plan.flat.run([p._data for p in plan.params] + plan.buffers + list(args))
+    flat = plan.flat
+    if any(isinstance(a, tuple) for a in args):  # lstm(x, (h0, c0)): one flat argument per item
+        flat = plan.flat_for(tuple((k, len(a)) for k, a in enumerate(args) if isinstance(a, tuple)))
+        args = [item for a in args for item in (a if isinstance(a, tuple) else (a,))]
+    result = flat.run([p._data for p in plan.params] + plan.buffers + list(args))
+    if flat.result_structure is not None:  # (output, (h_n, c_n)): the compiled function returns it flat
+        result = regroup_results(flat.result_structure, result)
     for counter in plan.counters:  # random streams (Dropout) advance after a training-mode call
         counter += 1
     return result

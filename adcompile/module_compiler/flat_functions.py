@@ -11,7 +11,8 @@ from ..errors import CallError
 from ..modules.leaves import module_leaves
 from ..modules.module import Module
 from .tree_keys import module_key
-from .values import ModuleSlot, translate_with_modules
+from .values import ModuleSlot, TupleSlot, translate_with_modules
+from ..transforms.arguments import written_arguments
 
 _lock = threading.RLock()
 _flat_functions = {}
@@ -26,14 +27,21 @@ class FlatFunction(_Specialised):
         self.backend = backend
         self.name = label or pyfunc.__name__
         names = list(inspect.signature(pyfunc).parameters)
-        self.slots = [ModuleSlot(m, module_leaves(m)) if m is not None else None for m in modules]
+        self.slots = [ModuleSlot(m, module_leaves(m)) if isinstance(m, Module) else
+                      m if isinstance(m, TupleSlot) else None for m in modules]
         self.param_names = []
+        self.buffer_positions = set()  # flat positions of the modules' buffers
         for name, slot in zip(names, self.slots):
             if slot is None:
                 self.param_names.append(name)
+            elif isinstance(slot, TupleSlot):
+                self.param_names += slot.names(name)
             else:
+                start = len(self.param_names)
+                self.buffer_positions |= {start + k for k in slot.buffer_indices}
                 self.param_names += slot.leaf_names
         self._ir = {}
+        self.result_structure = None  # the nested tuple the function returns flat, if it does
 
     def origin(self):
         return f"{self.pyfunc.__module__}.{self.pyfunc.__qualname__}"
@@ -49,7 +57,13 @@ class FlatFunction(_Specialised):
         if sig not in self._ir:
             with self._lock:
                 if sig not in self._ir:
-                    self._ir[sig] = translate_with_modules(self.pyfunc, self.slots, sig, self.ir_name())
+                    fn = translate_with_modules(self.pyfunc, self.slots, sig, self.ir_name())
+                    self.result_structure = getattr(fn, "result_structure", None)
+                    buffers = {param for k, param in enumerate(fn.params) if k in self.buffer_positions}
+                    state = [param for param in written_arguments(fn) if param in buffers]
+                    if state:  # buffers written in place: their writes reach the module's arrays
+                        fn.state_params = state
+                    self._ir[sig] = fn
         return self._ir[sig]
 
     ir = primal_ir
@@ -88,18 +102,20 @@ class FlatFunction(_Specialised):
 
 
 def flat_function(pyfunc, args, backend):
-    """The FlatFunction of ``pyfunc`` for the Modules among ``args`` (by module key). The cache
-    holds no model: a FlatFunction refers to its modules weakly, and a module's entries are
-    dropped when it is collected (so ids in keys always belong to live modules)."""
-    modules = [a if isinstance(a, Module) else None for a in args]
-    key = (pyfunc, backend, tuple(None if m is None else (id(m), module_key(m)) for m in modules))
+    """The FlatFunction of ``pyfunc`` for the Modules among ``args`` (by module key; a TupleSlot
+    in ``args`` stands for a tuple argument of its size). The cache holds no model: a
+    FlatFunction refers to its modules weakly, and a module's entries are dropped when it is
+    collected (so ids in keys always belong to live modules)."""
+    modules = [a if isinstance(a, (Module, TupleSlot)) else None for a in args]
+    key = (pyfunc, backend, tuple((id(m), module_key(m)) if isinstance(m, Module) else
+                                  ("tuple", m.size) if isinstance(m, TupleSlot) else None for m in modules))
     with _lock:
         flat = _flat_functions.get(key)
         if flat is None:
             label = pyfunc.__qualname__.replace(".<locals>", "")
             flat = _flat_functions[key] = FlatFunction(pyfunc, modules, backend, label)
             for module in modules:
-                if module is not None and "_adcompile_finalizer" not in module.__dict__:
+                if isinstance(module, Module) and "_adcompile_finalizer" not in module.__dict__:
                     module.__dict__["_adcompile_finalizer"] = weakref.finalize(module, _forget_module, id(module))
     return flat
 

@@ -8,6 +8,8 @@ gives:
   ``translate_with_modules``), so gradients flow to it;
 * a submodule: another ModuleValue (a Sequential or ModuleList is also a tuple of its
   submodules, so it can be iterated, indexed and passed to ``len``);
+* a tuple of the module's own registered Parameters (the recurrent layers' ``_layer_weights``):
+  the tuple of their arrays, each an argument as above;
 * ``self.training`` and plain attributes (sizes, flags, strings, tuples): compile-time
   constants; the compiled function is specialised on them (``tree_keys.module_key``);
 * a method: inlined with ``self`` bound, as ``forward`` is when the module is called.
@@ -92,6 +94,8 @@ class ModuleValue:
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, Module) for v in value):
             return TupleValue([module_value(v, f"{self.path}{attr}[{k}].", self.leaves)
                                for k, v in enumerate(value)])
+        if _holds_parameters(value):
+            return self.parameter_tuple(tr, value, attr, node)
         if isinstance(value, Parameter):
             raise tr.error(f"{self.describe(attr)} is a Parameter that is not registered", node, AdCompileError)
         if isinstance(value, list):
@@ -103,6 +107,19 @@ class ModuleValue:
                            f"{type(value).__name__}, which compiled forward code cannot read: only "
                            "parameters, buffers, submodules, numbers, bools, strings, None, tuples, numpy "
                            "arrays and functions can be read through self", node, TypeMismatchError) from None
+
+    def parameter_tuple(self, tr, value, attr, node):
+        """A (nested) tuple of this module's registered Parameters (or None), such as the
+        ``_layer_weights`` of the recurrent layers: the tuple of their arrays."""
+        if isinstance(value, (tuple, list)):
+            return TupleValue([self.parameter_tuple(tr, item, attr, node) for item in value])
+        if value is None:
+            return NONE
+        names = [name for name, param in self.module._parameters.items() if param is value]
+        if not names:
+            raise tr.error(f"{self.describe(attr)} holds a Parameter that is not registered in "
+                           f"{type(self.module).__name__}: register it as an attribute", node, AdCompileError)
+        return self.leaf(tr, value, value.data, names[0], node)
 
     # ---------------------------------------------------------------- calling
     def compile_call(self, tr, args, kwargs, node):
@@ -120,6 +137,22 @@ class SequenceModuleValue(ModuleValue, TupleValue):
         ModuleValue.__init__(self, module, path, leaves)
         TupleValue.__init__(self, [module_value(child, f"{path}{name}.", leaves)
                                    for name, child in module._modules.items() if child is not None])
+
+
+def _holds_parameters(value):
+    """Whether ``value`` is a tuple (or list), possibly nested, of Parameters and None with at
+    least one Parameter."""
+    if not isinstance(value, (tuple, list)) or not value:
+        return False
+    flat, stack = [], list(value)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (tuple, list)):
+            stack.extend(item)
+        else:
+            flat.append(item)
+    return all(item is None or isinstance(item, Parameter) for item in flat) and \
+        any(isinstance(item, Parameter) for item in flat)
 
 
 def module_value(module, path, leaves):
@@ -181,6 +214,7 @@ class ModuleSlot:
     def __init__(self, module, leaves):
         self._module = weakref.ref(module)
         self.leaf_names = [name for name, _, _ in leaves]
+        self.buffer_indices = [k for k, (_, holder, _) in enumerate(leaves) if not isinstance(holder, Parameter)]
 
     @property
     def module(self):
@@ -194,9 +228,20 @@ class ModuleSlot:
         return module_leaves(self.module)
 
 
+class TupleSlot:
+    """A tuple of ``size`` arrays passed to a module's forward (``lstm(x, (h0, c0))``): one flat
+    argument per item, read in the forward as the tuple."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def names(self, arg_name):
+        return [f"{arg_name}_{k}" for k in range(self.size)]
+
+
 def translate_with_modules(pyfunc, slots, flat_types, name=None):
     """The IR of ``pyfunc`` whose arguments are given by ``slots`` (a ModuleSlot per Module
-    argument, None for the others): its parameters are the module leaves (in place of the
+    argument, a TupleSlot per tuple argument, None for the others): its parameters are the module leaves (in place of the
     module) and the other arguments, typed by ``flat_types``."""
     hints = {}
     return until_types_settle(
@@ -215,6 +260,11 @@ def _translate(tr, slots, flat_types, name):
                 leaves[id(holder)] = var
                 params.append(var)
             tr.env[arg_name] = module_value(slot.module, "" if arg_name == "self" else arg_name + ".", leaves)
+            continue
+        if isinstance(slot, TupleSlot):
+            items = [Var(tr.namer.fresh(item_name), next(types)) for item_name in slot.names(arg_name)]
+            params += items
+            tr.env[arg_name] = TupleValue([NONE if var.type.dtype == "none" else var for var in items])
             continue
         params.append(tr.bind_parameter(arg_name, next(types)))
     return tr.translate_body(params, name)

@@ -1,6 +1,7 @@
 """Dead-code elimination: drop computations whose results nothing needs.
 
-Runs on every generated function. Liveness starts from the function's results and the
+Runs on every generated function. Liveness starts from the function's results, its state
+parameters (``transforms/arguments.py``: arrays whose in-place writes the caller sees) and the
 variables that control flow reads (branch conditions, loop bounds), and spreads backwards:
 a statement is live when it writes a live variable, and then everything it reads is live.
 Statements writing only dead variables are removed — assignments, in-place writes and
@@ -64,7 +65,7 @@ def _control_reads(stmt):
 
 
 def _live_roots(fn, aliases):
-    live = set()
+    live = {aliases.find(param) for param in getattr(fn, "state_params", ())}  # writes the caller sees
     for atom in fn.results:
         if isinstance(atom, Var):
             live.add(aliases.find(atom))

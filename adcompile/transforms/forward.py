@@ -17,7 +17,7 @@ from ..ir.nodes import (AccumItem, Assign, Comment, CustomCall, For, Function, I
                         Var, While, walk)
 from ..ir.primitives import Kind, has_kind, primitive
 from ..passes.activity import active_vars
-from .arguments import copy_written_arguments, written_arguments
+from .arguments import copy_written_arguments, inherit_state_params, state_params, written_arguments
 
 
 class ForwardTransform:
@@ -53,7 +53,7 @@ class ForwardTransform:
         b = Builder(self.namer, body)
         copy_written_arguments(self.fn, b)
         for param in written_arguments(self.fn):  # the caller's tangent is left as it was too
-            if param in self.wrt:
+            if param in self.wrt and param not in state_params(self.fn):
                 b.emit("copy", [self.tangent(param)], target=self.tangent(param))
         for param in self.fn.params:  # written with active values, so they get tangents too
             if param in self.active and param not in self.wrt:
@@ -62,8 +62,9 @@ class ForwardTransform:
         out_tangents = []
         for atom in self.fn.results:
             out_tangents.append(self.tangent_or_zeros(atom, body))
-        return Function(f"{self.fn.name}_jvp", list(self.fn.params) + tangent_params, body,
-                        list(self.fn.results) + out_tangents, True, self.fn.source_file)
+        derived = Function(f"{self.fn.name}_jvp", list(self.fn.params) + tangent_params, body,
+                           list(self.fn.results) + out_tangents, True, self.fn.source_file)
+        return inherit_state_params(derived, self.fn)
 
     def block(self, block):
         out = []

@@ -15,6 +15,7 @@ from .inline import LocalFunction
 from .tables import _BINOPS, _UNSUPPORTED_STATEMENTS
 from .targets import subscript_target
 from .unroll import is_static_sequence, unroll_for
+from ..values import flat_items, nested_structure
 from ..values import (
     NONE,
     EnumerateValue,
@@ -95,8 +96,11 @@ class StatementTranslation:
             self.results = ([], None)  # returns None: fine for a helper, not for the function
             return
         if isinstance(value, TupleValue):
-            atoms = [self.as_atom(v, node) for v in value.items]
+            structure = nested_structure(value)
+            atoms = [self.as_atom(v, node) for v in flat_items(value)]
             self.results = (atoms, True)
+            if any(isinstance(item, tuple) for item in structure):  # (output, (h_n, c_n))
+                self.result_structure = structure
         else:
             self.results = ([self.as_atom(value, node)], False)
 

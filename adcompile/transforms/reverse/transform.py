@@ -11,7 +11,7 @@ from ...ir.memory import memory_roots
 from ...ir.nodes import Comment, Function, Var, While, walk
 from ...ir.shapes import infer_shapes
 from ...passes.activity import active_vars
-from ..arguments import copy_written_arguments
+from ..arguments import copy_written_arguments, inherit_state_params
 from ..scopes import Scopes, check_shared_memory_writes
 from .context import ReverseContext
 from .liveness import Liveness, enclosing_loops
@@ -101,4 +101,5 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
             params += self.cotangent_params
             results = list(self.results) + grads
         suffix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[self.mode]
-        return Function(f"{self.fn.name}_{suffix}", params, body, results, True, self.fn.source_file)
+        derived = Function(f"{self.fn.name}_{suffix}", params, body, results, True, self.fn.source_file)
+        return inherit_state_params(derived, self.fn)
