@@ -9,6 +9,7 @@ of the user's code stays a loop. If a variable's type widens inside a loop (``s 
 """
 import ast
 
+from .deep_recursion import deep_recursion
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError, located
 from ..ir.builder import Builder, Namer, const
 from ..ir.memory import memory_roots
@@ -312,7 +313,8 @@ def translate(pyfunc, arg_types, namer=None):
     hints = {}
     for _ in range(8):
         try:
-            return Translator(pyfunc, arg_types, namer=Namer() if namer is None else namer, hints=hints).translate()
+            with deep_recursion():
+                return Translator(pyfunc, arg_types, namer=Namer() if namer is None else namer, hints=hints).translate()
         except _Retry:
             continue
     raise AdCompileError("type inference did not converge")
