@@ -9,7 +9,7 @@ of the user's code stays a loop. If a variable's type widens inside a loop (``s 
 """
 import ast
 
-from .deep_recursion import deep_recursion
+from .deep_recursion import deep_recursion, too_deeply_nested
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError, located
 from ..ir.builder import Builder, Namer, const
 from ..ir.memory import memory_roots
@@ -317,6 +317,8 @@ def translate(pyfunc, arg_types, namer=None):
                 return Translator(pyfunc, arg_types, namer=Namer() if namer is None else namer, hints=hints).translate()
         except _Retry:
             continue
+        except RecursionError:
+            raise too_deeply_nested(pyfunc) from None
     raise AdCompileError("type inference did not converge")
 
 
