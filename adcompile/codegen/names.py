@@ -46,22 +46,51 @@ def _follows_a_versioned_name(name, names, definitions):
     return bool(numbered) and numbered.group(1) in names and definitions[numbered.group(1)] > 1
 
 
+class _NameSet:
+    """The names in use, with how many of them are ``A_<k>`` for each ``A``, so that asking
+    whether a name has numbered versions is a look-up, not a scan of every name (a scan per
+    renamed name made long programs quadratic)."""
+
+    def __init__(self, names):
+        self.names = set()
+        self.numbered = Counter()
+        for name in names:
+            self.add(name)
+
+    def __contains__(self, name):
+        return name in self.names
+
+    def add(self, name):
+        if name not in self.names:
+            self.names.add(name)
+            numbered = _NUMBERED.fullmatch(name)
+            if numbered:
+                self.numbered[numbered.group(1)] += 1
+
+    def discard(self, name):
+        if name in self.names:
+            self.names.remove(name)
+            numbered = _NUMBERED.fullmatch(name)
+            if numbered:
+                self.numbered[numbered.group(1)] -= 1
+
+
 def _clashes(spelling, assignments, names, definitions):
     """Whether ``spelling`` for a name assigned ``assignments`` times could meet a version of
     another name."""
     if spelling in names or _follows_a_versioned_name(spelling, names, definitions):
         return True
-    return assignments > 1 and any(_NUMBERED.fullmatch(other) and other.rpartition("_")[0] == spelling
-                                   for other in names)
+    return assignments > 1 and names.numbered[spelling] > 0
 
 
 def written_names(fn):
     """``{IR name: name in the source}`` for the names that must be written differently."""
     definitions = _definitions(fn)
-    names = _names(fn)
-    taken = set(names)
+    all_names = _names(fn)
+    names = _NameSet(all_names)
+    taken = set(all_names)
     renamed = {}
-    for name in sorted(names, key=lambda n: (len(n), n)):  # ``A_2`` is settled before ``A_2_1``
+    for name in sorted(all_names, key=lambda n: (len(n), n)):  # ``A_2`` is settled before ``A_2_1``
         if not _follows_a_versioned_name(name, names, definitions):
             continue
         names.discard(name)

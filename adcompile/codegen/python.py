@@ -5,6 +5,11 @@ which places parentheses, each statement on one line; ``line_wrap.py`` breaks th
 Compiler temporaries that are read once, in the same block, are folded back into the expression
 that reads them, so ``_t1 = X @ w; p = 1 / (1 + np.exp(-_t1))`` reads as the user wrote it.
 Statements carry comments tying them to the user's lines.
+
+Folding is bounded: an expression nests at most ``MAX_FOLD_DEPTH`` folded temporaries, so a long
+chain (a thousand nested helper calls, a 5,000-term sum) is written as a run of statements, each
+of bounded depth, that Python's parser (200 nested parentheses at most), astor's recursive
+printer and numba all take.
 """
 import ast
 import copy
@@ -27,6 +32,8 @@ from adcompile.runtime import helpers as rt
 '''
 
 _TEMPLATE_CACHE = {}
+
+MAX_FOLD_DEPTH = 24  # temporaries folded into one another; beyond it one is written out
 
 
 def _parse_template(text):
@@ -108,6 +115,7 @@ class FunctionWriter:
         self.roots = memory_roots(fn.body, fn.params)
         self.spellings = written_names(fn)
         self.lines = []
+        self.fold_depth = {}  # pending temporary -> how many folded temporaries it nests
 
     def name(self, var):
         return self.spellings.get(var.name, var.name)
@@ -119,6 +127,17 @@ class FunctionWriter:
         if atom in pending:
             return pending.pop(atom)[0]
         return ast.Name(self.name(atom), ast.Load())
+
+    def spill_deep(self, atoms, pending, indent):
+        """Write out the pending temporaries among ``atoms`` that are already ``MAX_FOLD_DEPTH``
+        deep, so that the expression reading them stays within the bound."""
+        for atom in atoms:
+            if atom in pending and self.fold_depth.get(atom, 0) >= MAX_FOLD_DEPTH:
+                expr, _ = pending.pop(atom)
+                self.emit(indent, f"{self.name(atom)} = {_src(expr)}")
+
+    def nesting(self, atoms, pending):
+        return 1 + max((self.fold_depth.get(a, 0) for a in atoms if a in pending), default=0)
 
     def expr(self, stmt, pending):
         """The expression of an Assign and the set of variables it reads (through inlining too)."""
@@ -175,9 +194,12 @@ class FunctionWriter:
             self.emit(indent, f"# {stmt.text}")
             return
         if isinstance(stmt, Assign):
+            self.spill_deep(stmt.args, pending, indent)
+            depth = self.nesting(stmt.args, pending)
             expr, reads = self.expr(stmt, pending)
             if self.inlinable(stmt):
                 pending[stmt.target] = (expr, reads)
+                self.fold_depth[stmt.target] = depth
                 return
             self.flush(pending, indent, {stmt.target}, in_place=stmt.inplace)
             target = self.name(stmt.target)

@@ -9,6 +9,7 @@ of the user's code stays a loop. If a variable's type widens inside a loop (``s 
 """
 import ast
 
+from .deep_recursion import deep_recursion, too_deeply_nested
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError, located
 from ..ir.builder import Builder, Namer, const
 from ..ir.memory import memory_roots
@@ -320,8 +321,14 @@ class Translator(StatementTranslation, ExpressionTranslation):
 def translate(pyfunc, arg_types, namer=None):
     """The typed IR ``Function`` of ``pyfunc`` for arguments of ``arg_types``."""
     hints = {}
-    return until_types_settle(
-        lambda: Translator(pyfunc, arg_types, namer=Namer() if namer is None else namer, hints=hints).translate())
+
+    def attempt():
+        try:
+            with deep_recursion():
+                return Translator(pyfunc, arg_types, namer=Namer() if namer is None else namer, hints=hints).translate()
+        except RecursionError:
+            raise too_deeply_nested(pyfunc) from None
+    return until_types_settle(attempt)
 
 
 __all__ = ["translate", "Translator", "B1", "F8", "DTypeRef", "FuncRef", "MethodRef", "UserFunction"]

@@ -13,6 +13,16 @@ class Namer:
     def __init__(self):
         self.taken = set()
 
+    @property
+    def taken(self):
+        return self._taken
+
+    @taken.setter
+    def taken(self, names):
+        """Replacing the set (a transform going back to a snapshot) gives names back."""
+        self._taken = names
+        self.last_suffix = {}  # base -> the suffix last handed out: every one below is taken
+
     def reserve(self, name):
         self.taken.add(name)
 
@@ -21,9 +31,10 @@ class Namer:
         if base not in self.taken:
             self.taken.add(base)
             return base
-        i = 1
+        i = self.last_suffix.get(base, 0) + 1
         while f"{base}_{i}" in self.taken:
             i += 1
+        self.last_suffix[base] = i
         name = f"{base}_{i}"
         self.taken.add(name)
         return name

@@ -58,19 +58,50 @@ class ProductEqualities:
         position = self.position.get(id(at))
         if position is None or len(first) != len(second):
             return None
-        active = [e for e in self.established if e[0] < position]
-        if not active or not _equal(first, second, active, self.shapes):
+        members = self._members()
+        active = _bearing_on(first + second, [e for e in self.established if e[0] < position], members)
+        if not active or not _equal(first, second, active, members):
             return None
         needed = list(active)
         for equality in active:
             fewer = [e for e in needed if e is not equality]
-            if _equal(first, second, fewer, self.shapes):
+            if _equal(first, second, fewer, members):
                 needed = fewer
         return tuple(e[1] for e in needed)
 
+    def _members(self):
+        """Symbol name of a broadcast's length -> the lengths broadcast (the shape map may
+        learn more broadcasts as it answers queries: recomputed when it has)."""
+        broadcasts = self.shapes._broadcast_members
+        if getattr(self, "_members_of", (None, -1))[1] != len(broadcasts):
+            self._members_of = ({symbol_name(d): m for d, m in broadcasts.items()}, len(broadcasts))
+        return self._members_of[0]
 
-def _equal(first, second, equalities, shapes):
-    canonical = _Canonical([e[2:] for e in equalities], shapes._broadcast_members)
+
+def _bearing_on(dims, equalities, members):
+    """The equalities that can bear on lengths of ``dims``: those joining names in the classes of
+    the names the dims mention (through the lengths a broadcast's length stands for, too). The
+    others leave those classes as they are, with or without them, so dropping them up front gives
+    the minimal proof ``proof`` finds, in time linear in the products instead of quadratic (a deep
+    network proves a shape per layer from a product per layer)."""
+    linked = {}
+    for equality in equalities:
+        a, b = equality[2:]
+        linked.setdefault(a, []).append(b)
+        linked.setdefault(b, []).append(a)
+    names, todo = set(), [name for dim in dims for name in dim.symbols]
+    while todo:
+        name = todo.pop()
+        if name in names:
+            continue
+        names.add(name)
+        todo.extend(linked.get(name, ()))
+        todo.extend(s for member in members.get(name, ()) for s in member.symbols)
+    return [e for e in equalities if e[2] in names or e[3] in names]
+
+
+def _equal(first, second, equalities, members):
+    canonical = _Canonical([e[2:] for e in equalities], members)
     return all(canonical.dim(a) == canonical.dim(b) for a, b in zip(first, second))
 
 
@@ -78,8 +109,8 @@ class _Canonical:
     """One representative per class of lengths proven equal (union-find over symbol names);
     a broadcast's length is its class's representative, so lengths broadcast with it fold in."""
 
-    def __init__(self, pairs, broadcast_members):
-        self.members = {symbol_name(d): members for d, members in broadcast_members.items()}
+    def __init__(self, pairs, members):
+        self.members = members  # symbol name of a broadcast's length -> the lengths broadcast
         self.parent = {}
         for a, b in pairs:
             ra, rb = self.find(a), self.find(b)

@@ -64,13 +64,12 @@ def reuse_buffers(fn, shapes):
 
 def _reuse_one(fn, maps):
     uses = _Uses(fn)
+    donors = _DonorsByType(uses.donors, maps)
     for block, index, stmt, path in uses.allocations:
         loop_index = _loop_writing(block, index, stmt.target)
         if loop_index is None:
             continue
-        for donor in uses.donors:
-            if not _same_array_type(donor, stmt.target, maps):
-                continue
+        for donor in donors.like(stmt.target):
             late = uses.live_touches(donor, path)
             if late is None:
                 continue
@@ -85,9 +84,33 @@ def _reuse_one(fn, maps):
     return False
 
 
-def _same_array_type(donor, target, maps):
-    return donor.type.dtype == target.type.dtype and donor.type.ndim == target.type.ndim \
-        and any(shapes.same(donor, target) for shapes in maps)
+class _DonorsByType:
+    """The donor candidates indexed by dtype, rank and shape (in each shape map where that shape
+    holds for the whole call), so that an allocation finds the donors of its type by a look-up:
+    comparing it with every donor made a long program's lowering quadratic. ``like(target)``
+    lists them in the donors' order, as a scan keeping those with ``ShapeMap.same`` would."""
+
+    def __init__(self, donors, maps):
+        self.maps = maps
+        self.order = {donor: k for k, donor in enumerate(donors)}
+        self.index = {}
+        for donor in donors:
+            for key in self._keys(donor):
+                self.index.setdefault(key, []).append(donor)
+
+    def _keys(self, var):
+        if not var.type.ndim:
+            return []
+        keys = []
+        for m, shapes in enumerate(self.maps):
+            shape = shapes.of(var)
+            if shapes.same(var, var):  # one shape for the whole call
+                keys.append((m, var.type.dtype, var.type.ndim, shape))
+        return keys
+
+    def like(self, target):
+        found = {donor for key in self._keys(target) for donor in self.index.get(key, ())}
+        return sorted(found, key=self.order.__getitem__)
 
 
 class _Uses:

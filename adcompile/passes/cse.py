@@ -57,25 +57,54 @@ class _Holders:
         return var.is_temp or not (self.roots.get(var, {var}) & self.written_memory)
 
 
+class _Available:
+    """The computations available in a block so far: key -> the variable holding it, indexed by
+    the variables each reads, so that a write forgets the computations reading what it wrote
+    without scanning them all (a scan per statement made long blocks quadratic)."""
+
+    def __init__(self):
+        self.holders = {}   # key -> (holding variable, registration number)
+        self.readers = {}   # variable read -> [(key, registration number)]
+        self.registered = 0
+
+    def get(self, key):
+        entry = self.holders.get(key)
+        return None if entry is None else entry[0]
+
+    def add(self, key, holder, reads):
+        self.registered += 1
+        self.holders[key] = (holder, self.registered)
+        for var in reads:
+            self.readers.setdefault(var, []).append((key, self.registered))
+
+    def forget_reading(self, written):
+        for var in written:
+            for key, number in self.readers.pop(var, ()):
+                entry = self.holders.get(key)
+                if entry is not None and entry[1] == number:
+                    del self.holders[key]
+
+
 def _block(block, holders, replacements, roots):
-    available = {}  # key -> (the variable holding it, the variables it reads)
+    available = _Available()
     for stmt in block:
         if isinstance(stmt, Assign) and not stmt.inplace and not has_kind(stmt.prim, Kind.NEVER_MERGED):
             args = [replacements.get(a, a) if isinstance(a, Var) else a for a in stmt.args]
             stmt.args = args
             key = _key(stmt)
-            if key in available and stmt.target.is_temp and holders.uses.single_def(stmt.target):
-                replacements[stmt.target] = available[key][0]
+            holder = available.get(key)
+            if holder is not None and stmt.target.is_temp and holders.uses.single_def(stmt.target):
+                replacements[stmt.target] = holder
                 continue
-            if key not in available and holders.can_hold(stmt.target):
-                available[key] = (stmt.target, sharing({a for a in args if isinstance(a, Var)}, roots))
+            if holder is None and holders.can_hold(stmt.target):
+                available.add(key, stmt.target, sharing({a for a in args if isinstance(a, Var)}, roots))
         written = _written(stmt, roots)
         if written:
-            available = {k: v for k, v in available.items() if not v[1] & written}
+            available.forget_reading(written)
         for inner in stmt.blocks():
             _block(inner, holders, replacements, roots)
         if stmt.blocks():
-            available = {}
+            available = _Available()
 
 
 def eliminate_common_subexpressions(fn):

@@ -101,21 +101,51 @@ def _reads_by_kind(stmt):
 
 
 def _mark(fn, aliases):
-    """(roots whose values are needed, roots of which only the shape is needed)."""
+    """(roots whose values are needed, roots of which only the shape is needed).
+
+    A work list: a statement is visited once, when it is found live (or giving a needed
+    shape), and marks what it reads; a root becoming needed queues the statements that write it.
+    Linear in the program, where rescanning the whole program until nothing changes took a
+    pass per statement of a long dependency chain."""
     live, shaped = _live_roots(fn, aliases), set()
-    changed = True
-    while changed:
-        changed = False
-        for stmt in walk(fn.body, into_custom=True):
-            if not _is_live(stmt, live, aliases) and not _gives_shape(stmt, shaped, aliases):
-                continue
-            values, shapes = _reads_by_kind(stmt)
-            for atoms, needed in ((values, live), (shapes, shaped)):
-                for atom in atoms:
-                    if isinstance(atom, Var) and aliases.find(atom) not in needed:
-                        needed.add(aliases.find(atom))
-                        changed = True
+    value_writers, shape_writers, queue = {}, {}, []
+    for stmt in walk(fn.body, into_custom=True):
+        if _is_live(stmt, set(), aliases):  # control flow, comments, checks
+            queue.append(stmt)
+        for root in _written_roots(stmt, aliases):
+            value_writers.setdefault(root, []).append(stmt)
+        for root in _shape_roots(stmt, aliases):
+            shape_writers.setdefault(root, []).append(stmt)
+    for root in live:
+        queue.extend(value_writers.get(root, ()))
+    visited = set()
+    while queue:
+        stmt = queue.pop()
+        if id(stmt) in visited:
+            continue
+        visited.add(id(stmt))
+        values, shapes = _reads_by_kind(stmt)
+        for atoms, needed, writers in ((values, live, value_writers), (shapes, shaped, shape_writers)):
+            for atom in atoms:
+                if isinstance(atom, Var) and aliases.find(atom) not in needed:
+                    needed.add(aliases.find(atom))
+                    queue.extend(writers.get(aliases.find(atom), ()))
     return live, shaped
+
+
+def _written_roots(stmt, aliases):
+    """The roots whose being live makes ``stmt`` live (see ``_is_live``)."""
+    inner = walk([stmt]) if isinstance(stmt, CustomCall) else [stmt]
+    return {aliases.find(v) for s in inner for v in s.writes()}
+
+
+def _shape_roots(stmt, aliases):
+    """The roots whose shape being needed makes ``stmt`` needed (see ``_gives_shape``)."""
+    if isinstance(stmt, CustomCall):
+        return {root for inner in walk(stmt.forward) for root in _shape_roots(inner, aliases)}
+    if _updates_in_place(stmt) or isinstance(stmt, (If, For, While, Comment)):
+        return set()
+    return {aliases.find(v) for v in stmt.writes()}
 
 
 def _gives_shape(stmt, shaped, aliases):

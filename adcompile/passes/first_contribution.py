@@ -25,7 +25,7 @@ from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Var, walk
 from ..ir.primitives import Kind, primitive, template_for
 from ..ir.shapes import infer_shapes
-from .same_shape import same_in_block
+from .same_shape import Rebindings, rebound, same_in_block
 from .uses import Uses
 
 _NEW_ARRAY = {"add", "sub", "mul", "div", "neg", "pow", "matmul"}
@@ -58,11 +58,13 @@ class _FirstContributions:
 
     def facts(self, fn):
         self.uses = Uses(fn)
-        self.definitions, self.readers = {}, {}
+        self.definitions, self.readers, self.writers = {}, {}, {}
         self.statements = list(walk(fn.body))
         for stmt in self.statements:
             if isinstance(stmt, Assign):
                 self.definitions.setdefault(stmt.target, []).append(stmt)
+            for var in stmt.writes():
+                self.writers.setdefault(var, []).append(stmt)
             for atom in stmt.reads():
                 if isinstance(atom, Var):
                     self.readers.setdefault(atom, []).append(stmt)
@@ -78,6 +80,8 @@ class _FirstContributions:
             for var in _mentioned(stmt):
                 mentions.setdefault(var, []).append(j)
         rewritten = list(block)  # statements replaced in place, None where deleted
+        self.rebindings = Rebindings(block)
+        self.position = {id(stmt): j for j, stmt in enumerate(block)}
         for k, stmt in enumerate(block):
             if isinstance(stmt, Assign) and stmt.prim == "zeros_like" and not stmt.inplace:
                 first = next((j for j in mentions[stmt.target] if j > k), None)
@@ -99,13 +103,16 @@ class _FirstContributions:
         if contribution.type != var.type:
             return False
         products = self.shapes.same_at(contribution, zeros.args[0], touch)
-        if products is None and not same_in_block(self.shapes, block, zero_at, first, contribution, zeros.args[0]):
+        if products is None and not same_in_block(self.shapes, self.rebindings, block, zero_at, first,
+                                                  contribution, zeros.args[0]):
             return False
         for product in products or ():  # should dead-code elimination drop it, a check stays
             product.params = {**product.params, CHECK_MARK: True}
         computed_at = self.owned_definition(block, zero_at, first, contribution) if var.type.ndim else None
         if computed_at is not None:  # `bv = <its computation>`: the accumulator takes its buffer
+            before = rebound(block[computed_at])
             block[computed_at].target = var
+            self.rebindings.changed(computed_at, before, rebound(block[computed_at]))
             rewritten[first] = None
         else:
             rewritten[first] = Assign(var, "copy" if var.type.ndim else "alias", [contribution], loc=touch.loc)
@@ -125,7 +132,7 @@ class _FirstContributions:
         contribution's memory: nothing else writes it, it is only read (no view of it escapes
         into a result or is written), and nothing writes the contribution's memory."""
         var, contribution = copy.target, copy.args[0]
-        if any(var in stmt.writes() for stmt in self.statements if stmt is not copy):
+        if any(stmt is not copy for stmt in self.writers.get(var, ())):
             return False
         if not self.only_read(var):
             return False
@@ -164,10 +171,10 @@ class _FirstContributions:
     def owned_definition(self, block, zero_at, first, atom):
         """The position, between the zero fill and the accumulation, of the statement giving
         ``atom`` a new array that nothing but the accumulation reads; None if there is none."""
-        between = {id(stmt): j for j, stmt in enumerate(block[zero_at + 1:first], zero_at + 1)}
+        between = _Span(self.position, zero_at, first)
         if not self.owned(atom, between):
             return None
-        return between[id(self.definitions[atom][0])]
+        return self.position[id(self.definitions[atom][0])]
 
     def owned(self, atom, between):
         """Whether ``atom`` is a new array, computed by a statement in ``between`` (so each run
@@ -180,6 +187,17 @@ class _FirstContributions:
             return False
         stmt = definitions[0]
         return _allocates(stmt) or (stmt.prim in _SAME_BUFFER and self.owned(stmt.args[0], between))
+
+
+class _Span:
+    """The ids of a block's statements strictly between two positions, as a container, looked up
+    in the block's position index rather than built per query."""
+
+    def __init__(self, position, start, end):
+        self.position, self.start, self.end = position, start, end
+
+    def __contains__(self, statement_id):
+        return self.start < self.position.get(statement_id, -1) < self.end
 
 
 def assign_first_contributions(fn):

@@ -12,6 +12,8 @@ iteration:
     c = 2.0 * t * g                      # computed from t (and a scalar): t's shape
     bt += c                              # so bt = c is the same
 """
+import bisect
+
 from ..ir.nodes import Assign, SetItem, Var, walk
 from ..ir.primitives import Kind, primitive
 
@@ -35,29 +37,51 @@ def _source_arguments(stmt):
     return None
 
 
-def _rebinds(stmt, var):
-    """Whether ``stmt`` (or a statement nested in it) may give ``var`` a new array."""
-    for inner in walk([stmt]):
-        if var in inner.writes() and not (isinstance(inner, SetItem) or getattr(inner, "inplace", False)):
-            return True
-    return False
+def rebound(stmt):
+    """The variables ``stmt`` (or a statement nested in it) may give a new array."""
+    return {var for inner in walk([stmt]) if not (isinstance(inner, SetItem) or getattr(inner, "inplace", False))
+            for var in inner.writes()}
 
 
-def same_in_block(shapes, block, start, end, atom, like):
+class Rebindings:
+    """For one block: variable -> the positions of the statements that may give it a new array,
+    so that "is it rebound between two statements" is a look-up, not a scan of the statements
+    between (a scan per query made a long straight-line gradient quadratic)."""
+
+    def __init__(self, block):
+        self.positions = {}
+        for k, stmt in enumerate(block):
+            for var in rebound(stmt):
+                self.positions.setdefault(var, []).append(k)
+
+    def between(self, var, start, end):
+        """The positions strictly between ``start`` and ``end`` rebinding ``var``."""
+        positions = self.positions.get(var, [])
+        return positions[bisect.bisect_right(positions, start):bisect.bisect_left(positions, end)]
+
+    def changed(self, k, before, after):
+        """The statement at ``k`` rebinds the variables ``after`` now, ``before`` until now."""
+        for var in before - after:
+            self.positions[var].remove(k)
+        for var in after - before:
+            bisect.insort(self.positions.setdefault(var, []), k)
+
+
+def same_in_block(shapes, rebindings, block, start, end, atom, like):
     """Whether ``atom``, read at ``block[end]``, surely has the shape ``like`` had at
     ``block[start]``: by the symbolic ``shapes``, or because ``like`` keeps its binding in between and
     ``atom`` is ``like`` or is computed in between from values of that shape (flow-sensitive,
-    so it also holds in loops, where whole-call shapes prove little)."""
+    so it also holds in loops, where whole-call shapes prove little). ``rebindings`` is the
+    block's ``Rebindings``."""
     if shapes.same(atom, like):
         return True
-    if not isinstance(atom, Var) or atom.type.ndim != like.type.ndim \
-            or any(_rebinds(stmt, like) for stmt in block[start + 1:end]):
+    if not isinstance(atom, Var) or atom.type.ndim != like.type.ndim or rebindings.between(like, start, end):
         return False
     if atom is like:
         return True
-    bound_at = [k for k in range(start + 1, end) if _rebinds(block[k], atom)]
+    bound_at = rebindings.between(atom, start, end)
     if len(bound_at) != 1 or not isinstance(block[bound_at[0]], Assign) or block[bound_at[0]].target is not atom:
         return False
     sources = _source_arguments(block[bound_at[0]])
     return sources is not None and all(
-        same_in_block(shapes, block, start, bound_at[0], source, like) for source in sources)
+        same_in_block(shapes, rebindings, block, start, bound_at[0], source, like) for source in sources)

@@ -159,10 +159,19 @@ class ExpressionTranslation:
     expr_List = expr_Tuple
 
     def expr_BinOp(self, node):
-        op = _BINOPS.get(type(node.op))
-        if op is None:
-            raise self.error("unsupported operator", node, UnsupportedSyntaxError)
-        return self.binop(op, self.expr(node.left), self.expr(node.right), node)
+        """``a + b * c - d ...``: the left operand chain of a long sum (Python nests
+        ``((a + b) + c) + d``) is walked with a loop, not by recursion, so a 5,000-term
+        expression translates in bounded stack depth."""
+        chain = [node]
+        while isinstance(chain[-1].left, ast.BinOp):
+            chain.append(chain[-1].left)
+        value = self.expr(chain[-1].left)
+        for link in reversed(chain):
+            op = _BINOPS.get(type(link.op))
+            if op is None:
+                raise self.error("unsupported operator", link, UnsupportedSyntaxError)
+            value = self.binop(op, value, self.expr(link.right), link)
+        return value
 
     def binop(self, op, left, right, node):
         if isinstance(left, TupleValue) and isinstance(right, TupleValue) and op == "add":
