@@ -6,7 +6,7 @@ the code (error messages, IR at each stage, command-line output, the API referen
 docstrings), never written by hand.
 
     python docs/generate.py          rewrite the sections
-    python docs/generate.py --check  exit 1 if a section is out of date (tests/test_docs.py)
+    python docs/generate.py --check  exit 1 if a section is out of date (tests/docs/test_docs.py)
 """
 import contextlib
 import inspect
@@ -114,7 +114,7 @@ def cli_help():
 def hypot_rule():
     """Every line of adcompile's source and tests that mentions hypot: what adding a rule touches."""
     parts = []
-    for path in ["adcompile/ir/primitives/elementwise.py", "tests/test_rules.py"]:
+    for path in ["adcompile/ir/primitives/elementwise.py", "tests/primitives/test_rules.py"]:
         lines = (ROOT / path).read_text().splitlines()
         hits = [k for k, line in enumerate(lines) if "hypot" in line]
         if path.endswith("elementwise.py"):  # the whole reverse rule and the declaration

@@ -24,7 +24,7 @@ from numba.core.errors import NumbaPerformanceWarning
 import adcompile.runtime.numba_impls  # noqa: F401  (registers the overloads)
 from adcompile.runtime import helpers as rt
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RNG = np.random.default_rng(0)
 
 

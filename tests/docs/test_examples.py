@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

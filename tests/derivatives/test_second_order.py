@@ -176,7 +176,7 @@ def test_source_of_a_hessian_is_readable_and_compact():
 def test_simplification_passes_shrink_the_generated_source():
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import source_size
     rows = source_size.measure()
     assert all(after <= before for _, before, after in rows)

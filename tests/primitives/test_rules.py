@@ -1594,7 +1594,7 @@ def einsum_ellipses_implicit_and_broadcast(x, t):
 @case(normal(7), f32=True)
 def order_statistics_without_nan(x):
     # the NaN check of median/quantile (a NaN line gives NaN) leaves the derivative to the
-    # selected elements (tests/test_nonfinite.py checks the NaN itself)
+    # selected elements (tests/primitives/test_nonfinite.py checks the NaN itself)
     return np.median(x) * np.percentile(x, 30.0) + np.quantile(x.reshape(1, 7), [0.2, 0.9], axis=1)[:, 0]
 
 

@@ -15,7 +15,7 @@ from module_helpers import check_grad_fd, check_hvp_fd
 
 
 def _example():
-    path = Path(__file__).resolve().parents[1] / "examples" / "custom_function.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "custom_function.py"
     spec = importlib.util.spec_from_file_location("example_custom_function_for_modules", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -20,7 +20,7 @@ BACKENDS = ["python", "numba"]
 # ---------------------------------------------------------------- the tutorial's Functions
 # LinearFunction, MulConstant and the Linear module exactly as ported in the example.
 def _load_example():
-    path = Path(__file__).resolve().parents[1] / "examples" / "custom_function.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "custom_function.py"
     spec = importlib.util.spec_from_file_location("example_custom_function", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

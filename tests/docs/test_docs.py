@@ -24,7 +24,7 @@ import pytest
 
 import adcompile
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"(<!-- not run -->\s*\n)?```python\n(.*?)```", re.DOTALL)
 DOC_PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))
 DOC_FILES = ["README.md"] + DOC_PAGES

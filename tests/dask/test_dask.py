@@ -477,7 +477,7 @@ def test_newton_cg_example_converges_on_sharded_data(client):
     by hand over the whole data vanishes."""
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "examples" / "distributed_newton_cg.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "distributed_newton_cg.py"
     spec = importlib.util.spec_from_file_location("example_distributed_newton_cg", path)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)

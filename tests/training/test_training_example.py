@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("sklearn")
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train_digits.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_digits.py"
 
 
 def load():

@@ -79,7 +79,7 @@ def test_non_differentiable_primitives_have_no_rules():
 def test_every_differentiable_primitive_is_in_a_row_of_the_rule_table():
     rows = primitives_in_rows()
     missing = [name for name in DIFFERENTIABLE if name not in RULE_ONLY and name not in rows]
-    assert not missing, f"differentiable primitives in no row of tests/test_rules.py: {missing}"
+    assert not missing, f"differentiable primitives in no row of tests/primitives/test_rules.py: {missing}"
 
 
 # ----------------------------------------------------------------------------- RULE_ONLY

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "adcompile"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "adcompile"
 
 # Lowest first. A module may import modules of its own layer and of the layers below it.
 # A module belongs to the layer of the longest prefix listed (a package covers its modules).

@@ -7,7 +7,7 @@ runs by default, numba with the lowering on (fused loops, reused buffers), in
 test failure (and in review when the golden files are regenerated). Regenerate all of them
 after an intended change with one command:
 
-    ADCOMPILE_UPDATE_GOLDEN=1 python -m pytest -q tests/test_golden_source.py -p no:cacheprovider
+    ADCOMPILE_UPDATE_GOLDEN=1 python -m pytest -q tests/codegen/test_golden_source.py -p no:cacheprovider
 
 Independently of the golden text, the generated source must be readable: the user's names
 kept, adjoints named ``b<name>``, a ``# grad of: <line>`` comment per adjoint block, valid
@@ -23,7 +23,7 @@ import pytest
 
 import adcompile
 
-GOLDEN_DIR = Path(__file__).parent / "golden"
+GOLDEN_DIR = Path(__file__).resolve().parents[1] / "golden"
 UPDATE = os.environ.get("ADCOMPILE_UPDATE_GOLDEN") == "1"
 
 

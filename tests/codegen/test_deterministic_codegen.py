@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-JOURNEYS = Path(__file__).parent / "journeys"
-CHECKOUT = Path(__file__).resolve().parent.parent  # the adcompile these tests test, first on the path
+JOURNEYS = Path(__file__).resolve().parents[1] / "journeys"
+CHECKOUT = Path(__file__).resolve().parents[2]  # the adcompile these tests test, first on the path
 SEEDS = (0, 1, 12345)
 EXPECTED = ("logistic_loss_grad_", "running_sum_of_squares_grad_", "huber_grad_", "softmax_cross_entropy_grad_",
             "fused_grad_", "shifted_stencil_value_and_grad_", "cubic_energy_hessian_", "custom_grad_",

@@ -161,7 +161,7 @@ print(gradient.tier(), flush=True)
 def test_the_interpreter_exits_while_numba_compiles(tmp_path):
     script = tmp_path / "exits_while_compiling.py"
     script.write_text(EXITS_WHILE_COMPILING)
-    repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repository = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     environment = {**os.environ, "ADCOMPILE_CACHE_DIR": str(tmp_path / "cache"), "ADCOMPILE_TIERED": "1",
                    "PYTHONPATH": repository}
     completed = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=environment,

@@ -1,5 +1,5 @@
 """Issue 14, shifts, padding, signals, gathers and scatters: what the rule table
-(tests/test_rules.py) does not check. Integer results (searchsorted, bincount counts,
+(tests/primitives/test_rules.py) does not check. Integer results (searchsorted, bincount counts,
 triangle indices) equal numpy's and carry no derivative; np.add.at accumulates repeated
 indices where ``x[idx] += v`` keeps the last write; the functions work in compiled loops and
 under numba; unsupported argument forms are located errors."""
