@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import adcompile
+from oracles import gradient_by_differences, jacobian_by_differences
 
 GOLDEN_DIR = Path(__file__).resolve().parents[1] / "golden"
 UPDATE = os.environ.get("ADCOMPILE_UPDATE_GOLDEN") == "1"
@@ -156,10 +157,10 @@ def test_fused_golden_source_is_what_runs_and_is_right(name, default_lowering):
     first = result[0] if isinstance(result, tuple) else result
     if transform is adcompile.hessian:
         python_grad = adcompile.grad(adcompile.compile(fn, backend="python"), wrt=wrt)
-        expected = _central_differences(lambda *a: python_grad(*a), args, wrt, vector=True)
+        expected = jacobian_by_differences(lambda *a: python_grad(*a), args, wrt)
         np.testing.assert_allclose(first, expected, rtol=1e-5, atol=1e-6)
     else:
-        np.testing.assert_allclose(first, _central_differences(fn, args, wrt), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(first, gradient_by_differences(fn, args, wrt), rtol=1e-6, atol=1e-8)
 
 
 def _function_def(text):
@@ -228,22 +229,6 @@ def test_no_dead_assignments(name):
     assert not dead, f"variables assigned but never read: {sorted(dead)}\n{text}"
 
 
-def _central_differences(fn, args, k, eps=1e-6, vector=False):
-    """The gradient of the plain Python ``fn`` with respect to argument ``k`` (``vector``: the
-    Jacobian of an array-valued ``fn``, shape ``fn(...).shape + x.shape``)."""
-    x = np.asarray(args[k], dtype=np.float64)
-    columns = {}
-    for index in np.ndindex(*x.shape) if x.shape else [()]:
-        plus, minus = list(args), list(args)
-        e = np.zeros_like(x)
-        e[index] = eps
-        plus[k], minus[k] = (x + e, x - e) if x.shape else (float(x + e), float(x - e))
-        columns[index] = (np.asarray(fn(*plus)) - np.asarray(fn(*minus))) / (2 * eps)
-    if not vector:
-        return np.array([float(columns[i]) for i in columns]).reshape(x.shape)
-    return np.stack([columns[i] for i in columns], axis=-1).reshape(next(iter(columns.values())).shape + x.shape)
-
-
 def test_dead_code_check_counts_accumulators_and_element_writes_as_dead():
     text = "def f(x):\n    a = x * 2\n    a += x\n    b = x * 0\n    b[0] += 1.0\n    c = x + 1\n    c[1] = 0.0\n" \
            "    return c\n"
@@ -259,4 +244,4 @@ def test_generated_source_runs_as_plain_python_and_is_right(name):
     exec(compile(grad_source(name), f"{name}_grad.py", "exec"), namespace)
     grads = namespace[f"{fn.__name__}_grad"](*args)
     for g, k in zip(grads, wrt if isinstance(wrt, tuple) else (wrt,)):
-        np.testing.assert_allclose(g, _central_differences(fn, args, k), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(g, gradient_by_differences(fn, args, k), rtol=1e-6, atol=1e-8)

@@ -4,30 +4,21 @@ Every gradient is compared with finite differences (``adcompile.gradcheck`` or c
 differences here). Most cases run the generated Python (fast); a representative subset also
 runs through numba.
 """
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import adcompile
 from adcompile import AdCompileError, Function, once_differentiable
 from adcompile.checks.gradcheck import GradcheckError
+from example_files import load_example
+from oracles import gradient_by_differences
 
 BACKENDS = ["python", "numba"]
 
 
 # ---------------------------------------------------------------- the tutorial's Functions
 # LinearFunction, MulConstant and the Linear module exactly as ported in the example.
-def _load_example():
-    path = Path(__file__).resolve().parents[2] / "examples" / "custom_function.py"
-    spec = importlib.util.spec_from_file_location("example_custom_function", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_EXAMPLE = _load_example()
+_EXAMPLE = load_example("custom_function")
 LinearFunction, MulConstant, Linear = _EXAMPLE.LinearFunction, _EXAMPLE.MulConstant, _EXAMPLE.Linear
 
 
@@ -44,19 +35,6 @@ def linear_loss(x, w, b):
 def linear_loss_no_bias(x, w):
     y = LinearFunction.apply(x, w)
     return np.sum(np.sin(y))
-
-
-def _central_difference(f, args, k, eps=1e-6):
-    """The full gradient of scalar ``f`` with respect to array argument ``k``."""
-    x = args[k]
-    grad = np.zeros_like(x)
-    for index in np.ndindex(*x.shape):
-        plus, minus = [a.copy() if isinstance(a, np.ndarray) else a for a in args], list(args)
-        minus = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-        plus[k][index] += eps
-        minus[k][index] -= eps
-        grad[index] = (f(*plus) - f(*minus)) / (2 * eps)
-    return grad
 
 
 # ---------------------------------------------------------------- eager apply
@@ -135,7 +113,7 @@ def test_needs_input_grad_skips_unneeded_gradients():
     assert "grad_input" in only_input and "grad_weight" not in only_input
     assert "if " not in only_input  # the needs_input_grad branches were decided at compile time
     gw = adcompile.grad(f, wrt=1)(x, w, b)
-    np.testing.assert_allclose(gw, _central_difference(f, [x, w, b], 1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(gw, gradient_by_differences(f, [x, w, b], 1), rtol=1e-6, atol=1e-6)
 
 
 def test_needs_input_grad_is_false_for_inactive_inputs():
@@ -207,7 +185,7 @@ def test_user_backward_is_used_not_the_derivative_of_forward():
 
     c = adcompile.compile(f, backend="python")
     x = np.array([0.3, -0.7, 1.1])
-    true = _central_difference(c, [x], 0)
+    true = gradient_by_differences(c, [x], 0)
     np.testing.assert_allclose(adcompile.grad(c)(x), 2.0 * true, rtol=1e-6)
     with pytest.raises(GradcheckError, match="argument 'x'"):
         adcompile.gradcheck(c, (x,))
@@ -691,7 +669,7 @@ def test_value_and_grad_of_custom_function_in_a_loop():
     x = np.array([0.5, -0.2])
     value, grad = adcompile.value_and_grad(compiled)(x, 0.7, 3)
     assert value == pytest.approx(compiled(x, 0.7, 3))
-    np.testing.assert_allclose(grad, _central_difference(compiled, [x, 0.7, 3], 0), rtol=1e-6)
+    np.testing.assert_allclose(grad, gradient_by_differences(compiled, [x, 0.7, 3], 0), rtol=1e-6)
 
 
 def test_set_materialize_grads_false_gives_none_for_unused_outputs():

@@ -23,6 +23,7 @@ import adcompile  # noqa: E402
 import adcompile.dask as adask  # noqa: E402
 from adcompile import nn  # noqa: E402
 import adcompile.nn.functional as F  # noqa: E402
+from example_files import load_example  # noqa: E402
 
 # the helpers of this module run on the workers: ship them by value (tests/ is not a package)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -475,12 +476,7 @@ def test_newton_cg_example_converges_on_sharded_data(client):
     """examples/distributed_newton_cg.py's Newton-CG (gradients and Hessian-vector products from
     adcompile.dask over uneven blocks on two workers) reaches a point where the gradient written
     by hand over the whole data vanishes."""
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[2] / "examples" / "distributed_newton_cg.py"
-    spec = importlib.util.spec_from_file_location("example_distributed_newton_cg", path)
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = load_example("distributed_newton_cg")
     rng = np.random.default_rng(4)
     X = rng.normal(size=(1500, 4))
     y = (rng.random(1500) < 1.0 / (1.0 + np.exp(-X @ np.array([1.5, -1.0, 0.5, 2.0])))).astype(np.float64)

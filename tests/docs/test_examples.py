@@ -1,6 +1,5 @@
 """The examples run and reach their goals: the numbers they print are checked, not just that
 they print something. Each example's ``main`` also returns what it found."""
-import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -8,15 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from example_files import load_example
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def printed_number(out, pattern):
@@ -40,7 +33,7 @@ def png_size(path):
 
 
 def test_quickstart_prints_source_a_checked_gradient_and_a_lower_loss(capsys):
-    load("quickstart").main()
+    load_example("quickstart").main()
     out = capsys.readouterr().out
     assert "def loss_grad(w, X, y):" in out and "gradcheck: True" in out
     start = printed_number(out, r"loss\s+: ([-\d.e]+)")
@@ -51,7 +44,7 @@ def test_quickstart_prints_source_a_checked_gradient_and_a_lower_loss(capsys):
 
 
 def test_newton_on_rosenbrock_reaches_the_minimum_and_plots_its_path(capsys, tmp_path):
-    x, steps, plot = load("newton_rosenbrock").main(tmp_path)
+    x, steps, plot = load_example("newton_rosenbrock").main(tmp_path)
     out = capsys.readouterr().out
     np.testing.assert_allclose(x, np.ones_like(x), atol=1e-8)
     assert 10 <= steps <= 40  # Newton from (-1.2, 1): tens of steps, not thousands
@@ -65,7 +58,7 @@ def test_newton_on_rosenbrock_reaches_the_minimum_and_plots_its_path(capsys, tmp
 
 
 def test_fitting_a_spring_recovers_its_parameters_and_plots_the_fit(capsys, tmp_path):
-    example = load("fit_spring")
+    example = load_example("fit_spring")
     k, c, losses, plot = example.main(tmp_path)
     out = capsys.readouterr().out
     # from noisy observations (standard deviation 0.02) the fit lands near the truth
@@ -82,11 +75,11 @@ def test_fitting_a_spring_recovers_its_parameters_and_plots_the_fit(capsys, tmp_
 
 def test_examples_without_matplotlib_say_the_plot_was_skipped(capsys, monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
-    example = load("newton_rosenbrock")
+    example = load_example("newton_rosenbrock")
     assert example.save_plot(tmp_path / "path.png", np.array([[0.0, 0.0], [1.0, 1.0]])) is None
     assert "matplotlib is not installed: plot skipped" in capsys.readouterr().out
     assert not (tmp_path / "path.png").exists()
-    spring = load("fit_spring")
+    spring = load_example("fit_spring")
     empty = np.zeros(spring.STEPS)
     assert spring.save_plot(tmp_path / "fit.png", empty, empty, empty, np.ones(3)) is None
     assert "plot skipped" in capsys.readouterr().out
@@ -94,7 +87,7 @@ def test_examples_without_matplotlib_say_the_plot_was_skipped(capsys, monkeypatc
 
 def test_logistic_regression_matches_scikit_learn(capsys):
     pytest.importorskip("sklearn")
-    ours, theirs, objective, best = load("logistic_regression").main()
+    ours, theirs, objective, best = load_example("logistic_regression").main()
     out = capsys.readouterr().out
     assert ours == pytest.approx(theirs, abs=1.0 / 114)  # at most one of 114 test rows differs
     assert ours > 0.95
@@ -106,7 +99,7 @@ def test_logistic_regression_matches_scikit_learn(capsys):
 
 
 def test_custom_function_example(capsys):
-    load("custom_function").main()
+    load_example("custom_function").main()
     out = capsys.readouterr().out
     checks = re.findall(r"^(grad\S*check[^:]*):\s*(\S+)$", out, flags=re.MULTILINE)
     assert len(checks) == 5 and all(result == "True" for _, result in checks), checks

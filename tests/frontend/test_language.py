@@ -15,6 +15,7 @@ from numpy import exp
 from numpy import sum as npsum
 
 import adcompile
+from oracles import gradient_by_differences
 
 BACKENDS = ["python", "numba"]
 RNG = np.random.default_rng(42)
@@ -27,21 +28,6 @@ PAIR = (2.0, 3)
 
 def rand(*shape, dtype=np.float64):
     return RNG.standard_normal(shape).astype(dtype)
-
-
-def _fd_grad(f, args, k, eps=1e-6):
-    """Elementwise central differences of scalar ``f`` with respect to argument ``k``."""
-    x = np.asarray(args[k], dtype=np.float64)
-    out = np.zeros(x.shape)
-    for index in np.ndindex(*x.shape) if x.shape else [()]:
-        plus, minus = x.copy(), x.copy()
-        plus[index] += eps
-        minus[index] -= eps
-        args_p, args_m = list(args), list(args)
-        args_p[k] = plus if x.shape else float(plus)
-        args_m[k] = minus if x.shape else float(minus)
-        out[index] = (float(np.sum(f(*args_p))) - float(np.sum(f(*args_m)))) / (2 * eps)
-    return out
 
 
 def compiled(fn, backend="python"):
@@ -131,8 +117,8 @@ def test_vjp_of_tuple_outputs(backend):
         a, b = two_outputs(x_, w_)
         return v_loss * a + np.sum(v_h * b)
 
-    np.testing.assert_allclose(gx, _fd_grad(weighted, [x, w], 0), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(gw, _fd_grad(weighted, [x, w], 1), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gx, gradient_by_differences(weighted, [x, w], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gw, gradient_by_differences(weighted, [x, w], 1), rtol=1e-6, atol=1e-8)
     # the cotangents may also be passed as separate arguments
     gx2, gw2 = pullback(v_loss, v_h)
     np.testing.assert_allclose(gx2, gx, rtol=1e-12)
@@ -143,7 +129,7 @@ def test_vjp_wrt_subset():
     _, pullback = adcompile.vjp(compiled(two_outputs), x, w, wrt=1)
     grads = pullback((1.0, np.zeros(2)))
     assert isinstance(grads, tuple) and len(grads) == 2 and grads[0] is None  # one per primal
-    np.testing.assert_allclose(grads[1], _fd_grad(lambda x_, w_: two_outputs(x_, w_)[0], [x, w], 1),
+    np.testing.assert_allclose(grads[1], gradient_by_differences(lambda x_, w_: two_outputs(x_, w_)[0], [x, w], 1),
                                rtol=1e-6, atol=1e-8)
 
 
@@ -152,7 +138,7 @@ def test_value_and_grad_with_multiple_results_inside():
     f = compiled(uses_helper_with_two_results)
     value, g = adcompile.value_and_grad(f)(x)
     np.testing.assert_allclose(value, uses_helper_with_two_results(x), rtol=1e-12)
-    np.testing.assert_allclose(g, _fd_grad(uses_helper_with_two_results, [x], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g, gradient_by_differences(uses_helper_with_two_results, [x], 0), rtol=1e-6, atol=1e-8)
 
 
 def test_value_and_grad_tuple_wrt():
@@ -163,8 +149,8 @@ def test_value_and_grad_tuple_wrt():
 
     value, (gx, gw) = adcompile.value_and_grad(compiled(loss), wrt=("x", 1))(x, w)
     np.testing.assert_allclose(value, loss(x, w), rtol=1e-12)
-    np.testing.assert_allclose(gx, _fd_grad(loss, [x, w], 0), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(gw, _fd_grad(loss, [x, w], 1), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gx, gradient_by_differences(loss, [x, w], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gw, gradient_by_differences(loss, [x, w], 1), rtol=1e-6, atol=1e-8)
 
 
 def test_value_and_grad_of_tuple_output_is_a_call_error():
@@ -191,7 +177,8 @@ def test_module_constants(backend):
     x = rand(3)
     f = compiled(uses_module_constants, backend)
     np.testing.assert_allclose(f(x), uses_module_constants(x), rtol=1e-12)
-    np.testing.assert_allclose(adcompile.grad(f)(x), _fd_grad(uses_module_constants, [x], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(adcompile.grad(f)(x), gradient_by_differences(uses_module_constants, [x], 0),
+                               rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -201,7 +188,7 @@ def test_closure_values(backend):
     x = rand(4)
     f = compiled(inner, backend)
     np.testing.assert_allclose(f(x), inner(x), rtol=1e-12)
-    np.testing.assert_allclose(adcompile.grad(f)(x), _fd_grad(inner, [x], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(adcompile.grad(f)(x), gradient_by_differences(inner, [x], 0), rtol=1e-6, atol=1e-8)
 
 
 def test_closure_arrays_are_constants_not_arguments():
@@ -229,7 +216,7 @@ def test_numpy_import_aliases(fn):
     x = rand(4)
     f = compiled(fn)
     np.testing.assert_allclose(f(x), fn(x), rtol=1e-12)
-    np.testing.assert_allclose(adcompile.grad(f)(x), _fd_grad(fn, [x], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(adcompile.grad(f)(x), gradient_by_differences(fn, [x], 0), rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -239,8 +226,8 @@ def test_math_functions_on_scalars(backend):
     assert f(a, b) == pytest.approx(math_on_scalars(a, b), rel=1e-12)
     ga, gb = adcompile.grad(f, wrt=(0, 1))(a, b)
     assert isinstance(ga, float) or np.ndim(ga) == 0
-    assert ga == pytest.approx(_fd_grad(math_on_scalars, [a, b], 0)[()], rel=1e-6)
-    assert gb == pytest.approx(_fd_grad(math_on_scalars, [a, b], 1)[()], rel=1e-6)
+    assert ga == pytest.approx(gradient_by_differences(math_on_scalars, [a, b], 0)[()], rel=1e-6)
+    assert gb == pytest.approx(gradient_by_differences(math_on_scalars, [a, b], 1)[()], rel=1e-6)
 
 
 # ----------------------------------------------------------------- wrt forms
@@ -261,13 +248,13 @@ def test_wrt_forms(wrt, expected):
     assert len(grads) == len(expected)
     for g, k in zip(grads, expected):
         assert np.shape(g) == np.shape(args[k])
-        np.testing.assert_allclose(g, _fd_grad(three_args, args, k), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(g, gradient_by_differences(three_args, args, k), rtol=1e-6, atol=1e-8)
 
 
 def test_grad_of_plain_python_function():
     x = rand(3)
     g = adcompile.grad(uses_module_constants)(x)
-    np.testing.assert_allclose(g, _fd_grad(uses_module_constants, [x], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g, gradient_by_differences(uses_module_constants, [x], 0), rtol=1e-6, atol=1e-8)
 
 
 # ----------------------------------------------------------------- activity
@@ -331,7 +318,7 @@ def test_gradients_keep_dtype_and_shape_float32(backend):
     assert np.asarray(gs).dtype == np.float32 and np.ndim(gs) == 0
     args64 = [x.astype(np.float64), float(s), v.astype(np.float64)]
     for g, k in zip((gx, gs, gv), range(3)):
-        np.testing.assert_allclose(g, _fd_grad(dtype_mix, args64, k), rtol=2e-3, atol=1e-4)
+        np.testing.assert_allclose(g, gradient_by_differences(dtype_mix, args64, k), rtol=2e-3, atol=1e-4)
 
 
 def float32_loop_with_literals(x, s):
@@ -354,7 +341,8 @@ def test_float32_loop_with_python_number_literals(backend):
     assert gx.dtype == np.float32 and np.asarray(gs).dtype == np.float32
     args64 = [x.astype(np.float64), float(s)]
     for g, k in zip((gx, gs), range(2)):
-        np.testing.assert_allclose(g, _fd_grad(float32_loop_with_literals, args64, k), rtol=2e-3, atol=1e-4)
+        np.testing.assert_allclose(g, gradient_by_differences(float32_loop_with_literals, args64, k),
+                                   rtol=2e-3, atol=1e-4)
 
 
 def float32_array_widened_in_a_branch(A, y):
@@ -374,7 +362,8 @@ def test_float32_array_widened_in_a_branch(backend, sign):
     np.testing.assert_allclose(f(A, y), float32_array_widened_in_a_branch(A, y), rtol=1e-5)
     gA = adcompile.grad(f)(A, y)
     args64 = [A.astype(np.float64), y.astype(np.float64)]
-    np.testing.assert_allclose(gA, _fd_grad(float32_array_widened_in_a_branch, args64, 0), rtol=2e-3, atol=1e-4)
+    np.testing.assert_allclose(gA, gradient_by_differences(float32_array_widened_in_a_branch, args64, 0),
+                               rtol=2e-3, atol=1e-4)
 
 
 def test_mixed_precision_arguments():
@@ -431,4 +420,4 @@ def test_comparisons_and_integer_arithmetic():
     x, n = rand(6), 5
     f_c = compiled(f)
     assert f_c(x, n) == pytest.approx(f(x, n), rel=1e-12)
-    np.testing.assert_allclose(adcompile.grad(f_c)(x, n), _fd_grad(f, [x, n], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(adcompile.grad(f_c)(x, n), gradient_by_differences(f, [x, n], 0), rtol=1e-6, atol=1e-8)

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))  # tests/codegen/: the golden programs
+TESTS = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(TESTS / "codegen"), str(TESTS)]  # the golden programs, and the helpers they import
 
 import adcompile  # noqa: E402
 import adcompile.nn.functional as F  # noqa: E402

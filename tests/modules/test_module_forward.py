@@ -2,27 +2,17 @@
 Functions, control flow and in-place writes inside forward, compile-time attributes,
 gradients as dicts (checked against finite differences), ``backward``, ``hvp`` with a Module
 argument, and the errors for what compiled forward code cannot read."""
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import adcompile
 from adcompile import Module, Parameter, nn
 from adcompile.errors import CallError, TypeMismatchError
+from example_files import load_example
 from module_helpers import check_grad_fd, check_hvp_fd
 
 
-def _example():
-    path = Path(__file__).resolve().parents[2] / "examples" / "custom_function.py"
-    spec = importlib.util.spec_from_file_location("example_custom_function_for_modules", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-LinearFunction = _example().LinearFunction
+LinearFunction = load_example("custom_function", "example_custom_function_for_modules").LinearFunction
 
 
 # The seed tutorial's Linear module, ported by changing only the tensor calls.

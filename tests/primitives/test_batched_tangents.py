@@ -12,6 +12,7 @@ import adcompile
 import adcompile.api.matrix_ir as matrix_ir
 from adcompile.ir.builder import Namer
 from adcompile.transforms.batching import Unbatchable, batch
+from oracles import jacobian_by_differences
 
 RNG = np.random.default_rng(11)
 A = RNG.standard_normal((6, 4)) / 2.0
@@ -111,17 +112,6 @@ HESSIAN_CASES = {
 }
 
 
-def fd_jacobian(fn, x, eps):
-    """Central differences, shape fn(x).shape + x.shape."""
-    x = x.astype(np.float64)
-    columns = []
-    for k in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[k] = eps
-        columns.append((np.asarray(fn(x + e), dtype=np.float64) - np.asarray(fn(x - e), dtype=np.float64)) / (2 * eps))
-    return np.moveaxis(np.array(columns), 0, -1).reshape(np.shape(fn(x)) + x.shape)
-
-
 def column_loop(make_matrix, monkeypatch):
     """The matrix computed by the column loop: the batched path refused."""
     def refuse(*args, **kwargs):
@@ -148,7 +138,7 @@ def test_hessian_is_one_batched_pass(name, monkeypatch):
     tight = 1e-4 if x.dtype == np.float32 else 1e-10
     np.testing.assert_allclose(H, loop, rtol=tight, atol=tight)
     gradient = adcompile.grad(adcompile.compile(fn, backend="python"))
-    reference = fd_jacobian(gradient, x, 1e-6)
+    reference = jacobian_by_differences(gradient, (x,), eps=1e-6)
     np.testing.assert_allclose(H, reference, rtol=1e-3 if x.dtype == np.float32 else 1e-5, atol=1e-3)
 
 
@@ -185,7 +175,7 @@ def test_forward_jacobian_is_one_batched_pass(name, monkeypatch):
     loop = column_loop(lambda: adcompile.jacobian(adcompile.compile(fn, backend="python"), mode="fwd")(x),
                        monkeypatch)
     np.testing.assert_allclose(J, loop, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(J, fd_jacobian(fn, x, 1e-6), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(J, jacobian_by_differences(fn, (x,), eps=1e-6), rtol=1e-5, atol=1e-7)
 
 
 def convolved(x):
@@ -197,7 +187,7 @@ def test_a_primitive_without_batch_rule_falls_back_to_the_column_loop():
     hessian = adcompile.hessian(adcompile.compile(convolved, backend="python"))
     assert not is_batched(hessian, x)
     gradient = adcompile.grad(adcompile.compile(convolved, backend="python"))
-    np.testing.assert_allclose(hessian(x), fd_jacobian(gradient, x, 1e-6), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(hessian(x), jacobian_by_differences(gradient, (x,), eps=1e-6), rtol=1e-5, atol=1e-7)
 
 
 def branch_on_argument(x):
@@ -220,7 +210,7 @@ def test_hessian_batched_in_numba():
     hessian = adcompile.hessian(adcompile.compile(fn))
     gradient = adcompile.grad(adcompile.compile(fn, backend="python"))
     assert is_batched(hessian, x)
-    np.testing.assert_allclose(hessian(x), fd_jacobian(gradient, x, 1e-6), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hessian(x), jacobian_by_differences(gradient, (x,), eps=1e-6), rtol=1e-5, atol=1e-6)
 
 
 # ----------------------------------------------------------------- vmap
@@ -256,7 +246,8 @@ def test_vmap_of_a_gradient_with_a_loop_and_its_gradient():
     np.testing.assert_allclose(losses(ws, X, y), [compiled(w, X, y) for w in ws], rtol=1e-12)
     # differentiated again: the Jacobian of the batch of losses with respect to the whole batch
     jacobian = adcompile.jacobian(losses, wrt=0)(ws, X, y)
-    np.testing.assert_allclose(jacobian, fd_jacobian(lambda v: losses(v, X, y), ws, 1e-6), rtol=1e-6, atol=1e-7)
+    numeric = jacobian_by_differences(lambda v: losses(v, X, y), (ws,), eps=1e-6)
+    np.testing.assert_allclose(jacobian, numeric, rtol=1e-6, atol=1e-7)
 
 
 def test_vmap_errors_name_the_cause():
@@ -300,7 +291,7 @@ def test_the_vjp_of_a_batched_hessian_with_tapes_is_batched_too():
     hessian = adcompile.hessian(adcompile.compile(fn, backend="python"))
     weights = RNG.standard_normal(x.shape + x.shape)
     _, pullback = adcompile.vjp(hessian, x)
-    weighted = fd_jacobian(lambda v: np.sum(hessian(v) * weights), x, 1e-6)
+    weighted = jacobian_by_differences(lambda v: np.sum(hessian(v) * weights), (x,), eps=1e-6)
     np.testing.assert_allclose(pullback(weights)[0], weighted, rtol=1e-5, atol=1e-6)
     assert "unit" not in adcompile.source(pullback)
 

@@ -29,6 +29,7 @@ from adcompile.ir.primitives import PRIMITIVES, Kind, result_type
 from adcompile.ir.types import Type
 from adcompile.transforms.forward import forward
 from adcompile.transforms.reverse import reverse
+from oracles import assert_close_through, assert_transpose_identity, directional_difference
 from test_rules import CASES, F32_CASES, compiled
 
 STEP, RTOL, ATOL = 1e-5, 1e-6, 1e-8
@@ -144,31 +145,14 @@ class RuleOnlyCase:
         jvp_ir = forward(_one_statement(prim, self.args), self.wrt, Namer())
         self.jvp_jvp = _load(forward(jvp_ir, self.wrt, Namer()))  # forward over forward
 
-    def moved(self, directions, step):
-        out = list(self.args)
-        for k, d in zip(self.wrt, directions):
-            out[k] = self.args[k] + step * d
-        return out
-
-
-def _central(fn, case, directions, step=STEP):
-    plus, minus = fn(*case.moved(directions, step)), fn(*case.moved(directions, -step))
-    return [(np.asarray(p) - np.asarray(m)) / (2 * step) for p, m in zip(_parts(plus), _parts(minus))]
+    def central(self, fn, directions, step=STEP):
+        """The central difference of ``fn`` along ``directions`` (one per differentiated argument),
+        one part per output."""
+        return _parts(directional_difference(fn, self.args, dict(zip(self.wrt, directions)), step))
 
 
 def _parts(value):
     return value if isinstance(value, tuple) else (value,)
-
-
-def _inner(a, b):
-    products = [np.asarray(x) * np.asarray(y) for x, y in zip(a, b)]
-    return sum(float(np.sum(p)) for p in products), sum(float(np.sum(np.abs(p))) for p in products)
-
-
-def _assert_close(analytic, numeric, rtol, atol, what):
-    (a, a_scale), (n, n_scale) = analytic, numeric
-    bound = rtol * max(abs(a), abs(n)) + atol * max(a_scale, n_scale, 1.0)
-    assert abs(a - n) <= bound, f"{what}: {a!r} != finite differences {n!r} (tolerance {bound:.3g})"
 
 
 @pytest.mark.parametrize("prim", RULE_ONLY)
@@ -178,11 +162,11 @@ def test_rule_only_primitive_first_order(prim):
     u = [rng.standard_normal(np.shape(case.args[k])) for k in case.wrt]
     out = case.op(*case.args)
     v = rng.standard_normal(np.shape(out))
-    numeric_ju = _central(case.op, case, u)[0]
+    numeric_ju = case.central(case.op, u)[0]
     pulled = _parts(case.vjp(*case.args, v))[1:]
-    _assert_close(_inner(pulled, u), _inner([v], [numeric_ju]), RTOL, ATOL, f"{prim} reverse rule <J^T v, u>")
+    assert_transpose_identity(v, numeric_ju, pulled, u, RTOL, ATOL, f"{prim} reverse rule <J^T v, u>")
     tangent = _parts(case.jvp(*case.args, *u))[1]
-    _assert_close(_inner([v], [tangent]), _inner([v], [numeric_ju]), RTOL, ATOL, f"{prim} forward rule <v, J u>")
+    assert_close_through(v, tangent, numeric_ju, RTOL, ATOL, f"{prim} forward rule <v, J u>")
 
 
 @pytest.mark.parametrize("prim", RULE_ONLY)
@@ -198,14 +182,12 @@ def test_rule_only_primitive_second_order(prim):
 
     results = _parts(case.vjp_jvp(*case.args, v, *w))  # out, cotangents, dout, their tangents
     analytic = results[-k:]
-    numeric = _central(lambda *a: case.vjp(*a, v), case, w)[1:]
+    numeric = case.central(lambda *a: case.vjp(*a, v), w)[1:]
     z = [rng.standard_normal(np.shape(x)) for x in numeric]
-    _assert_close(_inner(z, analytic), _inner(z, numeric), SECOND_RTOL, SECOND_ATOL,
-                  f"{prim} reverse rule, differentiated")
+    assert_close_through(z, analytic, numeric, SECOND_RTOL, SECOND_ATOL, f"{prim} reverse rule, differentiated")
 
     results = _parts(case.jvp_jvp(*case.args, *u, *w))  # out, dout, and the tangents of both
     analytic = results[-1]
-    numeric = _central(lambda *a: case.jvp(*a, *u), case, w)[1]
+    numeric = case.central(lambda *a: case.jvp(*a, *u), w)[1]
     z = rng.standard_normal(np.shape(numeric))
-    _assert_close(_inner([z], [analytic]), _inner([z], [numeric]), SECOND_RTOL, SECOND_ATOL,
-                  f"{prim} forward rule, differentiated")
+    assert_close_through(z, analytic, numeric, SECOND_RTOL, SECOND_ATOL, f"{prim} forward rule, differentiated")

@@ -36,6 +36,8 @@ import numpy as np
 import pytest
 
 import adcompile
+from oracles import (assert_close_scaled, assert_close_through, assert_transpose_identity, directional_difference,
+                     inner)
 
 RTOL64, ATOL64, STEP64 = 1e-6, 1e-8, 1e-5
 RTOL32, ATOL32 = 2e-3, 1e-4
@@ -909,35 +911,9 @@ def _random_like(value, rng):
     return float(rng.standard_normal())
 
 
-def _shifted(args, positions, directions, step):
-    out = list(args)
-    for k, d in zip(positions, directions):
-        out[k] = np.asarray(args[k], dtype=np.float64) + step * d
-        if not isinstance(args[k], np.ndarray):
-            out[k] = float(out[k])
-    return out
-
-
-def _central_difference(fn, args, positions, directions, step=STEP64):
-    plus = np.asarray(fn(*_shifted(args, positions, directions, step)), dtype=np.float64)
-    minus = np.asarray(fn(*_shifted(args, positions, directions, -step)), dtype=np.float64)
-    return (plus - minus) / (2 * step)
-
-
 def _as_f64(args):
     return [np.asarray(a, dtype=np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
             else float(a) if isinstance(a, np.floating) else a for a in args]
-
-
-def _inner(a, b):
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return float(np.sum(a * b)), float(np.sum(np.abs(a * b)))
-
-
-def _assert_close(analytic, numeric, scale, rtol, atol, what):
-    bound = rtol * max(abs(analytic), abs(numeric)) + atol * max(scale, 1.0)
-    assert abs(analytic - numeric) <= bound, \
-        f"{what}: adcompile {analytic!r} != finite differences {numeric!r} (tolerance {bound:.3g})"
 
 
 def _check_grad_like(grads, args, positions):
@@ -999,13 +975,10 @@ def check_gradient(entry, backend="python", dtype=np.float64, seed=0):
     _check_grad_like(grads, args, positions)
     rng = np.random.default_rng(seed + 1)
     directions = [_random_like(args[k], rng) for k in positions]
-    numeric = float(_central_difference(plain, _as_f64(args), positions, directions))
-    analytic, scale = 0.0, 0.0
-    for g, d in zip(grads, directions):
-        value, size = _inner(g, d)
-        analytic, scale = analytic + value, scale + size
+    numeric = float(directional_difference(plain, _as_f64(args), dict(zip(positions, directions)), STEP64))
+    analytic, scale = inner(grads, directions)
     rtol, atol = (RTOL64, ATOL64) if dtype is np.float64 else (RTOL32, ATOL32)
-    _assert_close(analytic, numeric, scale, rtol * entry.rtol, atol * entry.rtol, f"{entry.name} gradient")
+    assert_close_scaled(analytic, numeric, scale, rtol * entry.rtol, atol * entry.rtol, f"{entry.name} gradient")
     return grads
 
 
@@ -1032,15 +1005,10 @@ def check_transpose_identity(entry, backend="python", dtype=np.float64, seed=0):
     cotangents = tuple(cotangents[k] for k in positions)
     _check_grad_like(cotangents, args, positions)
     u = [_random_like(args[k], rng) for k in positions]
-    jvp = _central_difference(entry.fn, _as_f64(args), positions, u)
-    lhs, lhs_scale = _inner(v, jvp)
-    rhs, rhs_scale = 0.0, 0.0
-    for ct, direction in zip(cotangents, u):
-        value, size = _inner(ct, direction)
-        rhs, rhs_scale = rhs + value, rhs_scale + size
+    jvp = directional_difference(entry.fn, _as_f64(args), dict(zip(positions, u)), STEP64)
     rtol, atol = (RTOL64, ATOL64) if dtype is np.float64 else (RTOL32, ATOL32)
-    _assert_close(rhs, lhs, max(lhs_scale, rhs_scale), rtol * entry.rtol, atol * entry.rtol,
-                  f"{entry.name} <v, J u> vs <J^T v, u>")
+    assert_transpose_identity(v, jvp, cotangents, u, rtol * entry.rtol, atol * entry.rtol,
+                              f"{entry.name} <v, J u> vs <J^T v, u>")
 
 
 def check_forward(entry, dtype=np.float64, seed=0):
@@ -1057,13 +1025,11 @@ def check_forward(entry, dtype=np.float64, seed=0):
             (np.float32(direction) if dtype is np.float32 else direction)
     out, tangent = adcompile.jvp(fn, tuple(args), tuple(tangents))
     assert np.shape(tangent) == np.shape(out), f"{entry.name}: tangent shape {np.shape(tangent)} != {np.shape(out)}"
-    numeric = _central_difference(entry.fn, _as_f64(args), positions, u)
+    numeric = directional_difference(entry.fn, _as_f64(args), dict(zip(positions, u)), STEP64)
     v = _random_like(numeric if np.ndim(numeric) else 0.0, rng)
-    analytic_value, analytic_scale = _inner(v, tangent)
-    numeric_value, numeric_scale = _inner(v, numeric)
     rtol, atol = (RTOL64, ATOL64) if dtype is np.float64 else (RTOL32, ATOL32)
-    _assert_close(analytic_value, numeric_value, max(analytic_scale, numeric_scale), rtol * entry.rtol,
-                  atol * entry.rtol, f"{entry.name} forward mode <v, J u>")
+    assert_close_through(v, tangent, numeric, rtol * entry.rtol, atol * entry.rtol,
+                         f"{entry.name} forward mode <v, J u>")
 
 
 # --- issue 14: shifts, padding, signals, gathers and scatters ---

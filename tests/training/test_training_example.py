@@ -1,25 +1,18 @@
 """examples/train_digits.py: fit reaches >= 95% test accuracy on the digits and saves its
 loss curve; the PyTorch-style loop (run here as generated Python, to spare a second numba
 compilation) gives the same parameters and history."""
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from example_files import load_example
+
 pytest.importorskip("sklearn")
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_digits.py"
-
-
-def load():
-    spec = importlib.util.spec_from_file_location("example_train_digits", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_digits_mlp_trained_by_fit_and_by_the_loop(tmp_path, capsys):
-    example = load()
+    example = load_example("train_digits")
     model, history, accuracy, plot = example.main(str(tmp_path))
     out = capsys.readouterr().out
     assert accuracy >= 0.95 and f"test accuracy {accuracy:.4f}" in out

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import adcompile
+from oracles import gradient_by_differences, hessian_by_differences
 
 X5 = np.linspace(0.1, 1.0, 5)
 RNG = np.random.default_rng(20)
@@ -189,18 +190,6 @@ def _fresh(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
 
-def finite_difference_gradient(f, args, eps=1e-6):
-    """Central differences of scalar ``f`` with respect to its first argument."""
-    x = np.asarray(args[0], dtype=float)
-    grad = np.zeros(x.shape)
-    for index in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[index] += eps
-        down[index] -= eps
-        grad[index] = (f(up, *_fresh(args[1:])) - f(down, *_fresh(args[1:]))) / (2 * eps)
-    return grad
-
-
 @pytest.mark.parametrize("backend", ["numba", "python"])
 @pytest.mark.parametrize("fn, args", CASES, ids=IDS)
 def test_value_and_gradient(fn, args, backend):
@@ -210,7 +199,7 @@ def test_value_and_gradient(fn, args, backend):
     gradient = adcompile.grad(compiled)(*kept)
     for a, b in zip(kept, args):
         np.testing.assert_array_equal(a, b, err_msg="grad changed its argument")
-    np.testing.assert_allclose(gradient, finite_difference_gradient(fn, args), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(gradient, gradient_by_differences(fn, args), rtol=1e-5, atol=1e-7)
 
 
 HESSIAN_CASES = [(tail_slices, (X5,)), (column_blocks, (A34[:, :3],)), (reversed_difference, (X5,)),
@@ -223,13 +212,9 @@ def test_hessian_against_differences_of_the_gradient(fn, args, backend):
     compiled = adcompile.compile(fn, backend=backend)
     gradient = adcompile.grad(adcompile.compile(fn, backend="python"))
     hessian = np.asarray(adcompile.hessian(compiled)(*_fresh(args)))
-    x, eps = np.asarray(args[0], dtype=float), 1e-5
-    for index in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[index] += eps
-        down[index] -= eps
-        column = (np.asarray(gradient(up, *args[1:])) - np.asarray(gradient(down, *args[1:]))) / (2 * eps)
-        np.testing.assert_allclose(hessian[(...,) + index], column, rtol=1e-4, atol=1e-6,
+    numeric = hessian_by_differences(gradient, args, eps=1e-5)
+    for index in np.ndindex(np.shape(args[0])):
+        np.testing.assert_allclose(hessian[(...,) + index], numeric[(...,) + index], rtol=1e-4, atol=1e-6,
                                    err_msg=f"Hessian column {index}")
 
 
@@ -240,7 +225,7 @@ def test_float32(fn, x, backend):
     compiled = adcompile.compile(fn, backend=backend)
     gradient = adcompile.grad(compiled)(x.astype(np.float32))
     assert gradient.dtype == np.float32
-    np.testing.assert_allclose(gradient, finite_difference_gradient(fn, (x,)), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(gradient, gradient_by_differences(fn, (x,)), rtol=1e-4, atol=1e-5)
 
 
 # ---------------------------------------------------------------------- a region's first values
@@ -270,4 +255,4 @@ def test_third_order_through_slices(backend):
     compiled = adcompile.compile(hessian_norm, backend=backend)
     assert compiled(X5.copy()) == pytest.approx(hessian_norm_reference(X5), rel=1e-12)
     np.testing.assert_allclose(adcompile.grad(compiled)(X5.copy()),
-                               finite_difference_gradient(hessian_norm_reference, (X5,)), rtol=1e-6, atol=1e-8)
+                               gradient_by_differences(hessian_norm_reference, (X5,)), rtol=1e-6, atol=1e-8)
