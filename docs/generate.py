@@ -6,7 +6,7 @@ the code (error messages, IR at each stage, command-line output, the API referen
 docstrings), never written by hand.
 
     python docs/generate.py          rewrite the sections
-    python docs/generate.py --check  exit 1 if a section is out of date (tests/test_docs.py)
+    python docs/generate.py --check  exit 1 if a section is out of date (tests/docs/test_docs.py)
 """
 import contextlib
 import inspect
@@ -160,7 +160,7 @@ def erfcx_rule():
         _lines_mentioning("adcompile/ir/primitives/numeric/special.py", '"erfcx"', _comment_and_statement),
         _lines_mentioning("adcompile/runtime/kernels/special_functions.py", "erfcx", _function_or_line),
         _lines_mentioning("adcompile/runtime/kernels/special_functions_numba.py", "erfcx", _function_or_line),
-        _lines_mentioning("tests/test_rules.py", "def sp_erfcx", _test_row),
+        _lines_mentioning("tests/primitives/test_rules.py", "def sp_erfcx", _test_row),
     ])
 
 

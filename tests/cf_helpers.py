@@ -74,13 +74,3 @@ def check_against_python(fn, args, backend="python", wrt=None, check_args_unchan
             np.testing.assert_array_equal(a, b)
     adcompile.gradcheck(compiled, _fresh(args), wrt=wrt)
     return compiled
-
-
-def central_differences(f, x, eps=1e-6):
-    """The gradient of the scalar function ``f`` at array ``x`` by central differences."""
-    g = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[k] = eps
-        g[k] = (f(x + step) - f(x - step)) / (2 * eps)
-    return g

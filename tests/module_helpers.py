@@ -3,6 +3,7 @@ products with respect to a model's parameters."""
 import numpy as np
 
 import adcompile
+from oracles import central_difference
 
 
 def random_direction(model, seed=0):
@@ -24,13 +25,14 @@ def shifted(model, direction, h):
 
 
 def directional_fd(f, model, direction, h=1e-6):
-    undo = shifted(model, direction, h)
-    plus = f()
-    undo()
-    undo = shifted(model, direction, -h)
-    minus = f()
-    undo()
-    return (plus - minus) / (2 * h)
+    """The central difference of ``f()`` with the model's parameters moved along ``direction``."""
+    def value_at(t):
+        undo = shifted(model, direction, t)
+        try:
+            return f()
+        finally:
+            undo()
+    return central_difference(value_at, h)
 
 
 def check_grad_fd(loss_fn, model, *args, seed=0, rtol=1e-6, atol=1e-8, backend="python"):

@@ -1,5 +1,5 @@
 """A fixed set of programs, compiled and called once, so that their generated modules land in
-the cache folder (``ADCOMPILE_CACHE_DIR``). ``tests/test_deterministic_codegen.py`` runs this
+the cache folder (``ADCOMPILE_CACHE_DIR``). ``tests/codegen/test_deterministic_codegen.py`` runs this
 script in fresh processes under different ``PYTHONHASHSEED``s and compares the folders byte for
 byte: the generated source, and so the file name (its digest), must be a pure function of the
 program and its argument types.
@@ -8,7 +8,7 @@ program and its argument types.
     python tests/journeys/codegen_programs.py python         # the Python backend
     python tests/journeys/codegen_programs.py numba fused    # only the named programs
 
-The set: the golden gradients (``tests/test_golden_source.py``), programs with fused loops
+The set: the golden gradients (``tests/codegen/test_golden_source.py``), programs with fused loops
 (slices, broadcasts, reductions), a Hessian, a custom Function whose backward reads global
 arrays (and ``gradcheck`` of one), a Module's gradient, ``fit``, ``train_step`` and an
 optimizer's ``step``. With ``NUMBA_DISABLE_JIT=1`` the numba backend writes the same files
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: the golden programs
+TESTS = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(TESTS / "codegen"), str(TESTS)]  # the golden programs, and the helpers they import
 
 import adcompile  # noqa: E402
 import adcompile.nn.functional as F  # noqa: E402

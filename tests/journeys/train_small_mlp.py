@@ -2,7 +2,7 @@
 data, then a plain gradient. Prints one JSON line: the results, and numba's disk-cache hits and
 misses summed over every function the process compiled (``dispatcher.stats``).
 
-``tests/test_deterministic_codegen.py`` runs it twice, in fresh processes sharing one
+``tests/codegen/test_deterministic_codegen.py`` runs it twice, in fresh processes sharing one
 ``ADCOMPILE_CACHE_DIR``: the second run must find every function in numba's disk cache (no
 compilation, no new file), which it can only if both processes generate the same source.
 

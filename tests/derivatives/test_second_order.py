@@ -1,0 +1,170 @@
+"""Second order by running the transforms on their own output: hessian, hvp, grad of grad,
+jvp of grad, jacobian of grad; checked against finite differences of the gradient."""
+import numpy as np
+import pytest
+
+import adcompile
+from oracles import assert_symmetric, hessian_by_differences
+
+RNG = np.random.default_rng(11)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def loop_and_branch(x, w):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] * w > 0:
+            s += np.exp(0.3 * x[i] * w)
+        else:
+            s -= np.sin(x[i]) * w * w
+    return s * s
+
+
+def overwriting(x):
+    y = x.copy()
+    for i in range(1, x.shape[0]):
+        y[i] = y[i - 1] * np.tanh(y[i]) + x[i] ** 2
+    return np.sum(y * y)
+
+
+def spring(k, c):
+    x, v, dt = 1.0, 0.0, 0.01
+    for _ in range(400):
+        a = -k * x - c * v
+        v = v + dt * a
+        x = x + dt * v
+    return x
+
+
+def fixed_point(a):
+    x = 1.0
+    err = 1.0
+    while err > 1e-12:
+        new = np.cos(a * x)
+        err = abs(new - x)
+        x = new
+    return x * x
+
+
+def log_sum_exp_loss(W, X):
+    z = X @ W
+    m = np.max(z, axis=1, keepdims=True)
+    return np.sum(m[:, 0] + np.log(np.sum(np.exp(z - m), axis=1)))
+
+
+HESSIAN_CASES = [
+    (rosenbrock, lambda: (RNG.standard_normal(5),), 0),
+    (loop_and_branch, lambda: (RNG.standard_normal(6), 0.8), 0),
+    (loop_and_branch, lambda: (RNG.standard_normal(6), 0.8), 1),
+    (overwriting, lambda: (0.5 * RNG.standard_normal(5),), 0),
+    (log_sum_exp_loss, lambda: (RNG.standard_normal((3, 2)), RNG.standard_normal((4, 3))), 0),
+]
+
+
+@pytest.mark.parametrize("fn, make_args, k, backend",
+                         [c + ("python",) for c in HESSIAN_CASES] + [HESSIAN_CASES[0] + ("numba",),
+                                                                     HESSIAN_CASES[3] + ("numba",)],
+                         ids=[f"{c[0].__name__}-{c[2]}" for c in HESSIAN_CASES] + ["rosenbrock-numba",
+                                                                                 "overwriting-numba"])
+def test_hessian_matches_finite_differences_of_gradient(fn, make_args, k, backend):
+    f = adcompile.compile(fn, backend=backend)
+    args = make_args()
+    H = adcompile.hessian(f, wrt=k)(*args)
+    x = args[k]
+    assert np.shape(H) == np.shape(x) + np.shape(x)
+    n = np.size(x)
+    numeric = hessian_by_differences(adcompile.grad(f, wrt=k), args, k)
+    np.testing.assert_allclose(np.reshape(H, (n, n)), np.reshape(numeric, (n, n)), rtol=1e-5, atol=1e-6)
+    assert_symmetric(H, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("fn, make_args, k", HESSIAN_CASES[:4], ids=[c[0].__name__ for c in HESSIAN_CASES[:4]])
+def test_hvp_equals_hessian_times_vector(fn, make_args, k):
+    f = adcompile.compile(fn, backend="python")
+    args = make_args()
+    H = adcompile.hessian(f, wrt=k)(*args)
+    v = RNG.standard_normal(np.shape(args[k])) if np.ndim(args[k]) else 0.7
+    tangents = [None] * len(args)
+    tangents[k] = v
+    n = np.size(args[k])
+    expected = np.reshape(H, (n, n)) @ np.ravel(v)
+    np.testing.assert_allclose(np.ravel(adcompile.hvp(f, args, tangents)), expected, rtol=1e-9, atol=1e-9)
+
+
+def test_scalar_hessian_and_grad_of_grad_through_a_long_loop():
+    f = adcompile.compile(spring, backend="numba")
+    k, c = 3.0, 0.2
+    second = adcompile.grad(adcompile.grad(f))(k, c)
+    first = adcompile.grad(f)
+    eps = 1e-5
+    numeric = (first(k + eps, c) - first(k - eps, c)) / (2 * eps)
+    assert np.isclose(second, numeric, rtol=1e-6)
+    assert np.isclose(adcompile.hessian(f)(k, c), second, rtol=1e-12)
+    mixed = adcompile.grad(adcompile.grad(f, wrt=0), wrt=1)(k, c)
+    numeric_mixed = (first(k, c + eps) - first(k, c - eps)) / (2 * eps)
+    assert np.isclose(mixed, numeric_mixed, rtol=1e-6)
+
+
+def test_second_derivative_through_a_while_loop():
+    f = adcompile.compile(fixed_point, backend="python")
+    a = 0.9
+    first = adcompile.grad(f)
+    eps = 1e-5
+    assert np.isclose(adcompile.grad(adcompile.grad(f))(a), (first(a + eps) - first(a - eps)) / (2 * eps),
+                      rtol=1e-5)
+
+
+def test_jvp_of_grad_and_jacobian_of_grad():
+    f = adcompile.compile(rosenbrock, backend="python")
+    x = RNG.standard_normal(4)
+    H = adcompile.hessian(f)(x)
+    v = RNG.standard_normal(4)
+    g, Hv = adcompile.jvp(adcompile.grad(f), (x,), (v,))
+    np.testing.assert_allclose(g, adcompile.grad(f)(x), rtol=1e-12)
+    np.testing.assert_allclose(Hv, H @ v, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(adcompile.jacobian(adcompile.grad(f))(x), H, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(adcompile.jacobian(adcompile.grad(f), mode="fwd")(x), H, rtol=1e-10, atol=1e-10)
+
+
+def test_gradcheck_order_two_and_gradgradcheck():
+    f = adcompile.compile(loop_and_branch, backend="python")
+    args = (RNG.standard_normal(5), 0.6)
+    assert adcompile.gradcheck(f, args, order=2)
+    assert adcompile.gradgradcheck(f, args)
+
+
+def test_gradgradcheck_raises_on_a_mismatch():
+    # With a huge finite-difference step the numerical second derivative of sin is off by
+    # O(eps^2): the check must notice instead of passing silently.
+    def wavy(x):
+        return np.sum(np.sin(3.0 * x))
+    f = adcompile.compile(wavy, backend="python")
+    x = RNG.standard_normal(3)
+    assert adcompile.gradgradcheck(f, (x,))
+    with pytest.raises(adcompile.checks.gradcheck.GradcheckError, match="second derivative"):
+        adcompile.gradgradcheck(f, (x,), eps=0.5)
+
+
+def test_source_of_a_hessian_is_readable_and_compact():
+    f = adcompile.compile(rosenbrock, backend="python")
+    h = adcompile.hessian(f)
+    x = RNG.standard_normal(4)
+    h(x)
+    text = adcompile.source(h.derived, x)
+    assert "def rosenbrock_grad_jvp(x, dx):" in text
+    assert "# grad of: return np.sum(" in text
+    assert "dbx" in text
+    assert len([line for line in text.splitlines() if line.strip()]) < 80
+
+
+def test_simplification_passes_shrink_the_generated_source():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import source_size
+    rows = source_size.measure()
+    assert all(after <= before for _, before, after in rows)
+    assert sum(before - after for _, before, after in rows) > 0
