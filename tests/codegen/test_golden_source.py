@@ -12,7 +12,7 @@ backend (Python for the differentiated stage, numba for the lowered one), and wh
 is compared with central differences of the user's function. Regenerate all of them after an
 intended change with one command:
 
-    ADCOMPILE_UPDATE_GOLDEN=1 python -m pytest -q tests/test_golden_source.py -p no:cacheprovider
+    ADCOMPILE_UPDATE_GOLDEN=1 python -m pytest -q tests/codegen/test_golden_source.py -p no:cacheprovider
 
 Independently of the golden text, the generated source must be readable: the user's names
 kept, adjoints named ``b<name>``, a ``# grad of: <line>`` comment per adjoint block, valid

@@ -15,7 +15,7 @@ import pathlib
 
 from adcompile.ir.primitives import PRIMITIVES
 
-PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "adcompile"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "adcompile"
 DECLARATIONS = PACKAGE / "ir" / "primitives"
 
 # (file relative to the package, table name): literals that coincide with primitive names but are
