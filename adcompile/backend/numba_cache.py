@@ -12,7 +12,11 @@ files it finds, follows symbolic links, and raises (``UnpicklingError``) on a tr
 - every write goes through :func:`.trust.write_trusted` (a new private file renamed into place);
 - every file starts with the sha256 of the rest: a file that does not match (truncated, flipped
   bits) is a cache miss, and numba compiles again and overwrites it; an index of the wrong
-  structure, or naming a data file that is not its own, is a miss too.
+  structure, or naming a data file that is not its own, is a miss too;
+- every data file holds the key (signature, target, source) it was compiled for, and a load
+  whose data holds another key is a miss: numba numbers data files from the index it loaded, so
+  processes that add entries at the same time can write the same file name, and the index left
+  behind may point a signature at another signature's machine code.
 
 Generated functions get it through :class:`CheckedFunctionCache`, whose files go to
 ``__pycache__`` next to the generated module (in adcompile's cache folder, even when
@@ -46,6 +50,7 @@ _DIGEST_SIZE = hashlib.sha256().digest_size
 _NUMBA_INDEX_FILE = getattr(caching, "_adcompile_numba_index_file", caching.IndexDataCacheFile)
 caching._adcompile_numba_index_file = _NUMBA_INDEX_FILE  # numba's class, kept across re-imports
 
+_KEYED_DATA = "adcompile keyed data 1"  # a data file's first item: it holds its key too (load)
 _lock = threading.Lock()
 _governed = {}  # the helpers' cache folder (str) -> its cache root, or None once refused
 
@@ -108,13 +113,20 @@ class GatedCacheFile(_NUMBA_INDEX_FILE):
         if name is None:
             return None
         try:
-            return self._load_data(name)
+            stored = self._load_data(name)
         except Exception:  # missing, untrusted (deleted), damaged: a cache miss
             return None
+        # The data must be this key's. numba numbers a new entry's data file by the index it
+        # loaded, so two processes adding entries at once may both write `<name>.2.nbc`, and
+        # the index kept may name the other process's machine code for this signature.
+        if not (isinstance(stored, tuple) and len(stored) == 3 and stored[0] == _KEYED_DATA
+                and stored[1] == key):
+            return None
+        return stored[2]
 
     def save(self, key, data):
         if self._root is not None:
-            super().save(key, data)
+            super().save(key, (_KEYED_DATA, key, data))  # see load: the data names its key
 
     @contextlib.contextmanager
     def _open_for_write(self, filepath):
