@@ -561,6 +561,7 @@ class Sequences(Module):
         return total + np.sum(out[:, :, 0:3] * np.transpose(r, (1, 0, 2))) + np.sum(out[:, :, 3:6]) + np.sum(c_n)
 
 
+@pytest.mark.slow  # numba compiles a 45 KB gradient for minutes; the Python backend's tests above run by default
 def test_sequence_layers_on_numba():
     adcompile.modules.init.manual_seed(4)
     model = Sequences().compile("numba")
