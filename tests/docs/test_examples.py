@@ -62,7 +62,7 @@ def test_cnn_digits_example_reaches_97_percent_in_generated_python(capsys, tmp_p
     minutes of numba compilation): >= 97% test accuracy, BatchNorm's running statistics advanced
     once per minibatch by fit, and the loss curve saved."""
     pytest.importorskip("sklearn")
-    example = load("cnn_digits")
+    example = load_example("cnn_digits")
     model, history, accuracy, plot = example.main("--python", str(tmp_path))
     out = capsys.readouterr().out
     assert accuracy >= 0.97 and f"test accuracy {accuracy:.4f}" in out and "fit on python" in out
@@ -80,7 +80,7 @@ def test_cnn_digits_example_reaches_97_percent_in_generated_python(capsys, tmp_p
 def test_cnn_digits_example_reaches_97_percent_on_numba(capsys, tmp_path):
     """The example as a user runs it: fit on numba (minutes of numba compilation)."""
     pytest.importorskip("sklearn")
-    model, history, accuracy, plot = load("cnn_digits").main(str(tmp_path))
+    model, history, accuracy, plot = load_example("cnn_digits").main(str(tmp_path))
     out = capsys.readouterr().out
     assert accuracy >= 0.97 and f"test accuracy {accuracy:.4f}" in out
     assert history[-1] < history[0] / 5 and not model.training
