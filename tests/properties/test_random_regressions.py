@@ -289,7 +289,8 @@ def f(x):
         kind="crash:hessian:ShapeError",  # grad and hvp are right; the batched tangents are not
         backend="lowered",
         second_order=True,
-    ),    RegressionCase(
+    ),
+    RegressionCase(
         name="vjp_residual_that_is_a_view_read_by_a_fused_loop",
         source='''
 import numpy as np
@@ -303,6 +304,25 @@ def f(A, x):
         kind="crash:vjp:UnboundLocalError",  # found by the lowered random programs
         backend="lowered",
         returns="array",
+    ),
+    RegressionCase(
+        name="third_order_through_a_loop_that_runs_zero_times_swapping_carried_values",
+        source='''
+import numpy as np
+
+def f(a, b, x, n):
+    s6 = 0.0
+    if np.sum(x) > 0.49:
+        for i in range(n):
+            b, s6 = (s6, np.sin(b))
+    return s6
+''',
+        args=(0.08305840368816608, 0.41057039770105264,
+              np.array([-0.8417958446881884, -0.3621073784326665, -0.07388881096934852]), 0),
+        kind="crash:grad_of_hessian-grad:UnboundLocalError",  # lowered random program 40000105
+        backend="lowered",
+        third_order="grad_of_hessian",
+        xfail="grad of hessian: the tape of b in a loop that never runs is read unbound",
     ),
 ]
 

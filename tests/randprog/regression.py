@@ -15,6 +15,7 @@ class RegressionCase:
     kind: str  # the failure kind it was found with, e.g. "wrong:grad-vs-fd"
     backend: str = "python"  # a mode of modes.py: "python", "lowered" or "numba"
     second_order: bool = False
+    third_order: str = None  # a form of higher_order.THIRD_ORDER_FORMS, checked too
     returns: str = "scalar"
     xfail: str = ""  # reason, while the compiler bug is not fixed
     may_reject: bool = False  # a located AdCompileError is an acceptable fix (issue 8 item 4)
@@ -30,4 +31,4 @@ class RegressionCase:
 
     def check(self):
         return check_program(self.program(), self.backend, self.second_order,
-                             compare_backends=self.backend != "python")
+                             compare_backends=self.backend != "python", third_order=self.third_order)
