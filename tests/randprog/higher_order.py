@@ -42,7 +42,7 @@ def wrapper_source(program, form):
         return ""
     inner, _, outer_text = OUTER[form]
     params = ", ".join(program.arg_names)
-    return (f"\n\ndef {WRAPPER}({params}):\n"
+    return (f"\n\nimport adcompile\n\n\ndef {WRAPPER}({params}):\n"
             f"    inner = adcompile.{inner}(f, wrt={wrt_of(program)})({params})\n"
             f"    return np.sum({outer_text}(inner))\n")
 

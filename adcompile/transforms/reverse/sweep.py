@@ -59,11 +59,16 @@ class AdjointSweep:
         return self.adjoints[var]
 
     def init_adjoints(self, b, path):
+        """Zero the adjoint of each variable scoped to the block at ``path``, at the start of
+        the block's backward sweep. ``zeros_like`` reads the variable as the block's forward
+        sweep leaves it, which may have assigned it only in a branch or loop that did not run:
+        ``place_unassigned_reads`` gives those a placeholder (``adjoint_inits``)."""
         for var in sorted(self.active, key=lambda v: v.uid):
             if var in self.seeded:
                 continue
             if self.scopes.scope(var) == path and not self.scopes.single_local_use(var):
                 b.emit("zeros_like", [var], target=self.adjoint(var))
+                self.adjoint_inits.append((var, path))
 
     def seed_results(self, b):
         self.cotangent_params = []

@@ -28,6 +28,17 @@ def _is_placeholder(stmt):
     return isinstance(stmt, Assign) and stmt.prim == "placeholder"
 
 
+def _assigns(block, var):
+    """Whether running ``block`` surely assigns ``var`` (a placeholder is no value)."""
+    for stmt in block:
+        if isinstance(stmt, If):
+            if all(_assigns(arm, var) for arm in stmt.blocks()):
+                return True
+        elif not isinstance(stmt, (For, While)) and not _is_placeholder(stmt) and var in stmt.writes():
+            return True
+    return False
+
+
 class TapingPlan:
     """The forward sweep with its saves, and the restoring of saved values."""
 
@@ -65,10 +76,22 @@ class TapingPlan:
         forward assigned it."""
         read = {a for stmt in walk(self.backward_statements) for a in stmt.reads()
                 if isinstance(a, Var) and a in self.primal_vars}
-        for var in sorted(read, key=lambda v: v.uid):
+        unassigned = {var for var, path in self.adjoint_inits if not self.surely_assigned(var, path)}
+        for var in sorted(read | unassigned, key=lambda v: v.uid):
             if (var.type.dtype != "none" and var not in self.placeholders
-                    and not self.typed_by_kept_assignment(var)):
+                    and (var in unassigned or not self.typed_by_kept_assignment(var))):
                 self.placeholders.append(var)
+
+    def surely_assigned(self, var, path):
+        """Whether the forward sweep of the block at ``path`` surely leaves ``var`` a value: it
+        is a parameter, or a statement of the block assigns it (or a branch of the block does in
+        both arms). A loop may run zero times, so an assignment in its body does not count."""
+        if var in self.fn.params:
+            return True
+        block = self.fn.body
+        for sid, k in path:
+            block = next(stmt for stmt in block if id(stmt) == sid).blocks()[k]
+        return _assigns(block, var)
 
     def first_definition(self, stmt, var, depth):
         """Whether ``stmt``, outside loops, is the first assignment of ``var``: there is no

@@ -65,6 +65,7 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
         self.counted_loop, self.counted_tapes = None, []
         self.recomputable, self.recomputed_ids = {}, set()
         self.placeholders = []
+        self.adjoint_inits = []  # (variable, block path) of each adjoint's zeros_like
         self.loop_records = {}
         self.restored = set()    # Vars whose forward values the backward sweep puts back
 
