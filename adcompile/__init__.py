@@ -12,12 +12,13 @@ from .derivatives.pullback import vjp
 from .derivatives.vmapping import vmap
 from .derivatives import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
 from .errors import AdCompileError
+from .frontend.checkpointed import checkpointed
 from .inspection.source import ir, source, source_path
 from .inspection.ir_stages import ir_stages
 from .checks.gradcheck import gradcheck, gradgradcheck
 
 __all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "vmap", "source",
-           "AdCompileError", "gradcheck", "gradgradcheck", "clear_cache", "ir", "ir_stages", "source_path"]
+           "AdCompileError", "checkpointed", "gradcheck", "gradgradcheck", "clear_cache", "ir", "ir_stages", "source_path"]
 from .version import __version__  # noqa: E402
 from .custom.function import Function, once_differentiable  # noqa: E402
 

@@ -98,11 +98,11 @@ class DerivedCallInfo:
         gradient = reverse(primal, active, Namer(), mode="grad")
         hvp = forward(gradient, wrt, Namer())
         grads_out = stmt.outputs[-len(wrt):]
-        cotangents = [_take_adjoint(ctx, out, b) for out in grads_out]
+        cotangents = [ctx.take_cotangent(out, b) for out in grads_out]
         results = inline_function(hvp, list(inputs) + cotangents, ctx.namer, b.block, stmt.loc)
         n = len(active)
         first_order, second_order = results[:n], results[n:]
-        value_ct = _take_adjoint(ctx, stmt.outputs[0], b) if derived.kind == "value_and_grad" else None
+        value_ct = ctx.take_cotangent(stmt.outputs[0], b) if derived.kind == "value_and_grad" else None
         for k, position in enumerate(active):
             contribution = second_order[k]
             if value_ct is not None:
@@ -122,7 +122,7 @@ class DerivedCallInfo:
         if len(pullback.params) - len(inputs) != len(stmt.outputs):
             raise located(CallError, f"reverse mode through {derived.name} called inside compiled code: "
                           "a result that is a constant is not supported", stmt.loc)
-        cotangents = [_take_adjoint(ctx, out, b) for out in stmt.outputs]
+        cotangents = [ctx.take_cotangent(out, b) for out in stmt.outputs]
         results = inline_function(pullback, list(inputs) + cotangents, ctx.namer, b.block, stmt.loc)
         for position, contribution in zip(active, results[len(stmt.outputs):]):
             ctx.accumulate(b, inputs[position], contribution)
@@ -142,8 +142,8 @@ class DerivedCallInfo:
         wrt = sorted(set(active) | set(tangent_positions))
         n_out = len(primal.results)
         outs, touts = stmt.outputs[:n_out], stmt.outputs[n_out:]
-        out_cts = [_take_adjoint(ctx, v, b) for v in outs]
-        tout_cts = [_take_adjoint(ctx, v, b) for v in touts]
+        out_cts = [ctx.take_cotangent(v, b) for v in outs]
+        tout_cts = [ctx.take_cotangent(v, b) for v in touts]
         pullback = reverse(primal, wrt, Namer(), mode="vjp")
         by_outputs = inline_function(pullback, list(primal_inputs) + out_cts, ctx.namer, b.block, stmt.loc)
         second = forward(pullback, tangent_positions, Namer())
@@ -159,21 +159,6 @@ class DerivedCallInfo:
         for j in active_tangents:
             position = wrt.index(tangent_positions[j])
             ctx.accumulate(b, tangent_inputs[j], by_tangent_outputs[position])
-
-
-def _take_adjoint(ctx, var, b):
-    pending = ctx.take_pending(var)
-    if pending is not None:
-        return pending
-    if not ctx.is_active(var):
-        return b.call("zeros_like", var)
-    adj = ctx.adjoint(var)
-    if ctx.is_overwritten(var):
-        snapshot = b.emit("alias", [adj])
-        snapshot.is_temp = False
-        b.emit("zeros_like", [var], target=adj)
-        return snapshot
-    return adj
 
 
 class DerivedInCode:

@@ -11,6 +11,7 @@ from ...errors import TypeMismatchError, UnsupportedSyntaxError
 from ...ir.builder import Builder, const
 from ...ir.nodes import Assign, Const, For, If, SetItem, Var, While
 from ...ir.types import B1, I8
+from ..checkpointed import CheckpointedValue, checkpointed_for
 from .inline import LocalFunction
 from .tables import _BINOPS, _UNSUPPORTED_STATEMENTS
 from .targets import subscript_target
@@ -200,6 +201,11 @@ class StatementTranslation:
         if node.orelse:
             raise self.error("for ... else is not supported", node, UnsupportedSyntaxError)
         iterable = self.expr(node.iter)
+        if isinstance(iterable, CheckpointedValue):  # reverse mode recomputes it from snapshots
+            return checkpointed_for(self, node, iterable, self.for_loop)
+        return self.for_loop(node, iterable)
+
+    def for_loop(self, node, iterable):
         if is_static_sequence(iterable):  # over a tuple or modules: unrolled (unroll.py)
             return unroll_for(self, node, iterable)
         loc = self.src.location(node)

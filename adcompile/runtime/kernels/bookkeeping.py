@@ -1,7 +1,8 @@
 """Reverse-mode bookkeeping and run-time checks, as plain numpy.
 
 The kernels: range_len, new_tape, push, zeros_like_any, cast_like, section_length,
-check_assertion, may_share_memory.
+check_assertion, may_share_memory, and the checkpointed loops' checkpoint_snapshots and
+revolve_advance.
 
 Generated code calls these as ``rt.<name>`` (``runtime/helpers.py`` gathers them); run as Python
 it calls these, compiled by numba the overloads of ``bookkeeping_numba.py`` beside this file. Each
@@ -42,6 +43,43 @@ def section_length(n, sections):
 def range_len(start, stop, step):
     """``len(range(start, stop, step))``; ValueError if ``step == 0``."""
     return len(range(operator.index(start), operator.index(stop), operator.index(step)))
+
+
+# The number of bytes of snapshots a checkpointed loop with snapshots=None may keep.
+SNAPSHOT_BUDGET = 64 * 2 ** 20
+
+
+def checkpoint_snapshots(n, requested, state_bytes):
+    """The number of snapshots of a checkpointed loop of ``n`` iterations: ``requested`` (at
+    least 1) or, when ``requested`` is -1 (``snapshots=None``), as many states of
+    ``state_bytes`` bytes as fit in ``SNAPSHOT_BUDGET`` (64 MiB), at least 2; never more than
+    ``n`` (nor less than 1). ValueError for a ``requested`` below 1 (other than -1)."""
+    if requested == -1:
+        wanted = max(2, SNAPSHOT_BUDGET // max(state_bytes, 1))
+    elif requested < 1:
+        raise ValueError("checkpointed: snapshots must be at least 1")
+    else:
+        wanted = requested
+    return max(1, min(wanted, n))
+
+
+def revolve_advance(distance, snapshots):
+    """How many steps to advance from a snapshot before storing the next one, when
+    ``distance`` steps (at least 2) are to be reversed from it with ``snapshots`` snapshots
+    (that one included, at least 2), in the fewest recomputed steps (Griewank and Walther's
+    binomial schedule): with ``beta(s, r) = C(s + r, s)`` and ``r`` the least with
+    ``beta(s, r) >= distance``, the least optimal advance ``max(beta(s, r - 2),
+    distance - beta(s - 1, r))``."""
+    r = 0
+    beta = 1  # beta(snapshots, r)
+    while beta < distance:
+        r += 1
+        beta = beta * (snapshots + r) // r
+    fewer_snapshots = beta * snapshots // (snapshots + r)  # beta(snapshots - 1, r)
+    two_fewer_reps = 1
+    if r >= 2:
+        two_fewer_reps = beta * r // (snapshots + r) * (r - 1) // (snapshots + r - 1)
+    return max(1, two_fewer_reps, distance - fewer_snapshots)
 
 
 def new_tape(like):
@@ -96,4 +134,5 @@ def cast_like(g, x):
 
 
 __all__ = ["check_assertion", "may_share_memory", "section_length", "range_len", "new_tape", "push",
+           "checkpoint_snapshots", "revolve_advance",
            "zeros_like_any", "cast_like"]

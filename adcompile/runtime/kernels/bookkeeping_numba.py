@@ -64,6 +64,44 @@ def _ol_may_share_memory(a, b):
 # ------------------------------------------------------- tapes, counts and casts
 
 
+@overload(bookkeeping.checkpoint_snapshots, jit_options=OPTS)
+def _ol_checkpoint_snapshots(n, requested, state_bytes):
+    if not all(isinstance(t, types.Integer) for t in (n, requested, state_bytes)):
+        return fail("checkpoint_snapshots", n, requested, state_bytes)
+    budget = bookkeeping.SNAPSHOT_BUDGET
+
+    def impl(n, requested, state_bytes):
+        if requested == -1:
+            wanted = max(np.int64(2), np.int64(budget) // max(np.int64(state_bytes), np.int64(1)))
+        elif requested < 1:
+            raise ValueError("checkpointed: snapshots must be at least 1")
+        else:
+            wanted = np.int64(requested)
+        return max(np.int64(1), min(wanted, np.int64(n)))
+
+    return impl
+
+
+@overload(bookkeeping.revolve_advance, jit_options=OPTS)
+def _ol_revolve_advance(distance, snapshots):
+    if not all(isinstance(t, types.Integer) for t in (distance, snapshots)):
+        return fail("revolve_advance", distance, snapshots)
+
+    def impl(distance, snapshots):
+        r = np.int64(0)
+        beta = np.int64(1)
+        while beta < distance:
+            r += 1
+            beta = beta * (snapshots + r) // r
+        fewer_snapshots = beta * snapshots // (snapshots + r)
+        two_fewer_reps = np.int64(1)
+        if r >= 2:
+            two_fewer_reps = beta * r // (snapshots + r) * (r - 1) // (snapshots + r - 1)
+        return max(np.int64(1), two_fewer_reps, distance - fewer_snapshots)
+
+    return impl
+
+
 @overload(bookkeeping.range_len, jit_options=OPTS)
 def _ol_range_len(start, stop, step):
     if not all(isinstance(t, types.Integer) for t in (start, stop, step)):

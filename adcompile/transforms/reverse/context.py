@@ -46,6 +46,23 @@ class ReverseContext:
         reads it, then resets it with ``zeros_like`` for the value before the assignment."""
         return self._transform.adjoint(var)
 
+    def take_cotangent(self, var, b):
+        """The cotangent of the region's output ``var`` (zeros if it has none), taken whole:
+        a pending value, or the adjoint, which is then reset to zero when ``var`` is
+        overwritten (the region assigns it; its value before gets its own cotangent)."""
+        pending = self.take_pending(var)
+        if pending is not None:
+            return pending
+        if not self.is_active(var):
+            return b.call("zeros_like", var)
+        adj = self.adjoint(var)
+        if self.is_overwritten(var):
+            snapshot = b.emit("alias", [adj])
+            snapshot.is_temp = False
+            b.emit("zeros_like", [var], target=adj)
+            return snapshot
+        return adj
+
     def accumulate(self, b, var, cotangent):
         """Emit into ``b`` the adding of ``cotangent`` (``var``'s shape, or broadcast to it) to
         ``var``'s adjoint."""

@@ -15,6 +15,8 @@ from ...ir.builder import Builder, const
 from ...ir.nodes import AccumItem, Assign, Comment, CustomCall, For, If, SetItem, Var, While, walk
 from ...ir.types import Type
 from ...ir.primitives import Kind, ScatterInto, getitem, has_kind, primitive
+from .checkpoint_segments import is_checkpointed
+from .checkpointing import reverse_checkpointed_loop
 
 
 def check_rules(body, active):
@@ -181,7 +183,10 @@ class AdjointSweep:
             self.backward_while(stmt, b, path, depth)
         elif isinstance(stmt, CustomCall):
             self.restore_region(stmt, b, "exit")
-            stmt.info.reverse_rule(self.context, stmt, b)  # the region's own rule (context.py)
+            if is_checkpointed(stmt):
+                reverse_checkpointed_loop(self, stmt, b)
+            else:
+                stmt.info.reverse_rule(self.context, stmt, b)  # the region's own rule (context.py)
             self.restore_region(stmt, b, "entry")
 
     def backward_assign(self, stmt, b):

@@ -20,6 +20,8 @@ from ...ir.indexing import index_params
 from ...ir.nodes import Assign, Const, CustomCall, For, If, Pop, Push, SetItem, Var, While, walk
 from ...ir.types import NONE_T, Type
 from ...ir.primitives import Kind, getitem, has_kind
+from .checkpoint_segments import is_checkpointed
+from .checkpointing import keep_entry_state
 from .liveness import value_reads
 
 
@@ -223,6 +225,8 @@ class TapingPlan:
                 out.append(stmt)
             elif isinstance(stmt, CustomCall):
                 self.save_region(out, stmt, depth, "entry")
+                if is_checkpointed(stmt):
+                    keep_entry_state(self, out, stmt, depth)
                 out.append(stmt)
                 self.save_region(out, stmt, depth, "exit")
             elif isinstance(stmt, If):

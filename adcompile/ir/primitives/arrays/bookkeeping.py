@@ -10,3 +10,8 @@ define("placeholder", lambda t, p, c=None: p["type"], lambda t, p: placeholder_t
 define("new_tape", fixed(NONE_T), "rt.new_tape(_0)", kinds=ALLOCATION | {BOOKKEEPING, RULE_ONLY})
 # range_len(start, stop, step): the trip count of a for loop (also the frontend's, for while loops)
 define("range_len", fixed(I8), "rt.range_len(_0, _1, _2)", kinds={NON_DIFFERENTIABLE, BOOKKEEPING})
+# checkpointed loops (transforms/reverse/checkpointing.py): the number of snapshots, and the
+# steps to advance before the next snapshot of the binomial schedule
+define("checkpoint_snapshots", fixed(I8), "rt.checkpoint_snapshots(_0, _1, _2)",
+       kinds={NON_DIFFERENTIABLE, BOOKKEEPING})
+define("revolve_advance", fixed(I8), "rt.revolve_advance(_0, _1)", kinds={NON_DIFFERENTIABLE, BOOKKEEPING})
