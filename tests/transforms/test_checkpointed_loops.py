@@ -198,6 +198,45 @@ def test_hessian_of_spring(backend):
                                adcompile.hessian(taped)(0.8, -0.3, 2.0, 11, 2), rtol=1e-10)
 
 
+def oscillator(x0, k, n):
+    x = x0
+    v = 0.0
+    for t in checkpointed(range(n), snapshots=3):
+        v = v - 0.1 * k * x * x
+        x = x + 0.1 * v
+    return x * x + v
+
+
+def oscillator_taped(x0, k, n):
+    x = x0
+    v = 0.0
+    for t in range(n):
+        v = v - 0.1 * k * x * x
+        x = x + 0.1 * v
+    return x * x + v
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vmap_of_the_gradient(backend):
+    f, taped = pair(oscillator, oscillator_taped, backend)
+    starts = np.linspace(0.5, 1.5, 4)
+    got = adcompile.vmap(adcompile.grad(f, wrt=(0, 1)), in_axes=(0, None, None))(starts, 2.0, 9)
+    expected = adcompile.vmap(adcompile.grad(taped, wrt=(0, 1)), in_axes=(0, None, None))(starts, 2.0, 9)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12)
+    numeric = gradient_by_differences(oscillator_taped, [starts[2], 2.0, 9], 0)
+    assert got[0][2] == pytest.approx(float(numeric), rel=1e-6)
+
+
+def test_gradient_of_the_gradient():
+    f, taped = pair(spring, spring_taped, "python")
+    second = adcompile.grad(adcompile.grad(f, wrt=2), wrt=2)(0.8, -0.3, 2.0, 9, 2)
+    assert second == pytest.approx(adcompile.grad(adcompile.grad(taped, wrt=2), wrt=2)(0.8, -0.3, 2.0, 9, 2),
+                                   rel=1e-10)
+    numeric = gradient_by_differences(adcompile.grad(taped, wrt=2), [0.8, -0.3, 2.0, 9, 2], 2, eps=1e-5)
+    assert second == pytest.approx(float(numeric), rel=1e-5)
+
+
 # ---------------------------------------------------------------------- the schedule
 @lru_cache(None)
 def fewest_recomputations(d, s):

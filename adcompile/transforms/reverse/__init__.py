@@ -18,7 +18,9 @@ last, partly run iteration is replayed exactly.
 
 The parts: ``taping.py`` (what the forward sweep saves), ``liveness.py`` (what the backward
 sweep reads; the fixpoint), ``sweep.py`` (the backward sweep), ``context.py`` (the interface
-a region's own reverse rule gets), ``transform.py`` (the driver).
+a region's own reverse rule gets), ``checkpointing.py`` and ``checkpoint_segments.py`` (a
+``checkpointed`` loop: its state kept on entry, reversed by the binomial schedule from
+snapshots), ``transform.py`` (the driver).
 """
 from .context import ReverseContext
 from .transform import ReverseTransform
