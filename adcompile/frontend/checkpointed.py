@@ -28,7 +28,17 @@ def checkpointed(iterable, snapshots=None):
     them in the backward sweep (the binomial schedule of Griewank and Walther's revolve), so its
     memory does not grow with ``n``. ``snapshots=None`` picks the number from the size of the
     state and the trip count (see docs/checkpointing.md). Outside compiled code it returns
-    ``iterable`` unchanged."""
+    ``iterable`` unchanged.
+
+    >>> import adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def decay(x, n):
+    ...     for t in adcompile.checkpointed(range(n), snapshots=2):
+    ...         x = 0.5 * x
+    ...     return x
+    >>> adcompile.grad(decay)(3.0, 4)
+    0.0625
+    """
     return iterable
 
 

@@ -159,7 +159,7 @@ DOCTEST_MODULES = ["adcompile.inspection.source", "adcompile.inspection.ir_stage
                    "adcompile.optim.rmsprop", "adcompile.optim.adagrad", "adcompile.optim.lr_scheduler",
                    "adcompile.optim.factor_schedulers", "adcompile.optim.one_cycle", "adcompile.optim.plateau",
                    "adcompile.optim.sequential_lr", "adcompile.nn.utils", "adcompile.training.fitting",
-                   "adcompile.training.history"]
+                   "adcompile.training.history", "adcompile.frontend.checkpointed"]
 
 
 @pytest.mark.parametrize("module_name", DOCTEST_MODULES)
