@@ -26,6 +26,7 @@ import numpy as np
 import adcompile
 from adcompile.runtime.checkpoint_schedule import recomputed_iterations, repetitions, revolve_minimum
 from adcompile.runtime.kernels.bookkeeping import checkpoint_snapshots
+from process_memory import kilobytes
 
 CELLS = 1000
 KAPPA = 0.25
@@ -78,14 +79,6 @@ def arguments(workload, n):
     return (1.0, 0.0, 4.0, n)
 
 
-def _kilobytes(field):
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"/proc/self/status has no {field}")
-
-
 def measure_in_this_process(program, kind, n):
     """(seconds, peak MB above the memory in use) of one call of the forward or the gradient."""
     fn = adcompile.compile(PROGRAMS[program])
@@ -96,11 +89,11 @@ def measure_in_this_process(program, kind, n):
     ctypes.CDLL(None).malloc_trim(0)
     with open("/proc/self/clear_refs", "w") as refs:
         refs.write("5")
-    before = _kilobytes("VmRSS")
+    before = kilobytes("VmRSS")
     start = time.perf_counter()
     call(*arguments(workload, n))
     seconds = time.perf_counter() - start
-    return seconds, (_kilobytes("VmHWM") - before) / 1024
+    return seconds, (kilobytes("VmHWM") - before) / 1024
 
 
 def measure(program, kind, n):

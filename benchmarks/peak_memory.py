@@ -20,18 +20,11 @@ import sys
 import tempfile
 
 import harness
+from process_memory import kilobytes
 import peers as peer_discovery
 import workloads
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _kilobytes(field):
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"/proc/self/status has no {field}")
 
 
 def measure_in_this_process(workload_name, key, size):
@@ -44,9 +37,9 @@ def measure_in_this_process(workload_name, key, size):
     ctypes.CDLL(None).malloc_trim(0)  # glibc: give freed heap pages back, so that reuse shows as growth
     with open("/proc/self/clear_refs", "w") as refs:
         refs.write("5")  # the peak resident set starts again from the current one
-    before = _kilobytes("VmRSS")
+    before = kilobytes("VmRSS")
     implementation.gradient()
-    return _kilobytes("VmHWM") - before
+    return kilobytes("VmHWM") - before
 
 
 def measure_in_child(workload_name, key, size):

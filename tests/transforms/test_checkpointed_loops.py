@@ -169,6 +169,59 @@ def test_nested_inside_another_loop(backend):
     np.testing.assert_allclose(grad(x, 0.3, 6)[0], gradient_by_differences(nested_taped, [x, 0.3, 6], 0), rtol=1e-6)
 
 
+def twice(x, k, n, m):
+    s = 0.0
+    for i in checkpointed(range(n), snapshots=2):
+        for j in checkpointed(range(m), snapshots=2):
+            x = np.sin(x) * k + x
+        s = s + np.sum(x * x)
+    return s
+
+
+def twice_taped(x, k, n, m):
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            x = np.sin(x) * k + x
+        s = s + np.sum(x * x)
+    return s
+
+
+def argument_written_in_place(u, kappa, n):
+    for t in checkpointed(range(n), snapshots=2):
+        u[1:-1] = u[1:-1] + kappa * (u[:-2] - 2.0 * u[1:-1] + u[2:]) * u[1:-1]
+    return np.sum(u * u)
+
+
+def argument_written_in_place_taped(u, kappa, n):
+    for t in range(n):
+        u[1:-1] = u[1:-1] + kappa * (u[:-2] - 2.0 * u[1:-1] + u[2:]) * u[1:-1]
+    return np.sum(u * u)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_checkpointed_inside_checkpointed(backend):
+    f, taped = pair(twice, twice_taped, backend)
+    x = np.linspace(0.1, 1.0, 4)
+    got, expected = adcompile.grad(f, wrt=(0, 1))(x, 0.3, 4, 3), adcompile.grad(taped, wrt=(0, 1))(x, 0.3, 4, 3)
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_argument_written_in_place_is_left_unchanged(backend):
+    f, taped = pair(argument_written_in_place, argument_written_in_place_taped, backend)
+    u = np.linspace(0.1, 1.0, 7)
+    before = u.copy()
+    got = adcompile.grad(f, wrt=(0, 1))(u, 0.1, 9)
+    assert np.array_equal(u, before)
+    expected = adcompile.grad(taped, wrt=(0, 1))(u, 0.1, 9)
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-12)
+    numeric = gradient_by_differences(argument_written_in_place_taped, [u, 0.1, 9], 0)
+    np.testing.assert_allclose(got[0], numeric, rtol=1e-6, atol=1e-9)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_value_is_the_loops(backend):
     f = adcompile.compile(heat, backend=backend)
