@@ -73,9 +73,8 @@ def reverse_checkpointed_loop(transform, stmt, b):
     top = _int(namer, "top")
     b.emit("alias", [const(0)], target=top)
     _store(b, snaps, steps, top, entry, const(0))
-    sums = [b.call("zeros_like", v) for v in region.active_others]
-    for acc in sums:
-        acc.is_temp = False
+    sums = [b.emit("zeros_like", [v], target=Var(namer.fresh("b" + v.name + "_total"), v.type))
+            for v in region.active_others]
     hi, lo = _int(namer, "hi"), _int(namer, "lo")
     b.emit("alias", [n], target=hi)
     body = []
@@ -118,14 +117,15 @@ def _recompute_loop(region, transform, namer, loc, current, snaps, steps, top, l
     store, last = [], []
     sb = Builder(namer, store, loc)
     sb.append(Comment("the recompute loop: advance to the next snapshot of the binomial schedule"))
-    mid = sb.add(lo, sb.call("revolve_advance", sb.call("sub", hi, lo), sb.call("sub", count, top)))
+    advance = sb.call("revolve_advance", sb.call("sub", hi, lo), sb.call("sub", count, top))
+    mid = sb.emit("add", [lo, advance], target=_int(namer, "mid"))
     _advance(segment, current, region.others, lo, mid, namer, store, loc)
     sb.emit("alias", [mid], target=lo)
     sb.emit("add", [top, const(1)], target=top)
     _store(sb, snaps, steps, top, current, lo)
     lb = Builder(namer, last, loc)
     lb.append(Comment("no free snapshot: advance to iteration hi - 1"))
-    before_hi = lb.call("sub", hi, const(1))
+    before_hi = lb.emit("sub", [hi, const(1)], target=_int(namer, "last"))
     _advance(segment, current, region.others, lo, before_hi, namer, last, loc)
     lb.emit("alias", [before_hi], target=lo)
     body = []
