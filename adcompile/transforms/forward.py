@@ -121,6 +121,10 @@ class ForwardTransform:
             out.append(stmt)
             b.emit("new_tape", stmt.args, target=self.tangent(target))
             return
+        if stmt.prim == "placeholder":  # no value, only a type: so is its tangent (not zeros_like
+            out.append(stmt)             # of it, an array of the placeholder's empty shape)
+            b.emit("placeholder", [], target=self.tangent(target), type=target.type)
+            return
         tangents = [self.tangent_of(a) for a in stmt.args]
         rule = primitive(stmt.prim).forward_rule
         self_referencing = any(a is target for a in stmt.args)
