@@ -11,6 +11,7 @@ from .derivatives.forward import hessian, hvp, jacobian, jvp
 from .derivatives.pullback import vjp
 from .derivatives.vmapping import vmap
 from .derivatives import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
+from .derivatives import custom_jvp as _custom_jvp  # noqa: F401  (custom_jvp functions in compiled code)
 from .errors import AdCompileError
 from .frontend.checkpointed import checkpointed
 from .inspection.source import ir, source, source_path
@@ -21,8 +22,10 @@ __all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", 
            "AdCompileError", "checkpointed", "gradcheck", "gradgradcheck", "clear_cache", "ir", "ir_stages", "source_path"]
 from .version import __version__  # noqa: E402
 from .custom.function import Function, once_differentiable  # noqa: E402
+from .custom.stop_gradient import stop_gradient  # noqa: E402
+from .custom.rules import custom_jvp, custom_vjp  # noqa: E402
 
-__all__ += ["Function", "once_differentiable"]
+__all__ += ["Function", "once_differentiable", "stop_gradient", "custom_vjp", "custom_jvp"]
 
 # Modules, layers, optimizers and compiled training
 from .frontend import static_values as _static_values  # noqa: E402,F401

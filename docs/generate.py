@@ -42,7 +42,7 @@ def _snippet_module(name):
 # ----------------------------------------------------------------- sections
 REJECTED = [  # (function in snippets/rejected.py, arguments, why)
     ("uses_try", (np.ones(3),), "Exceptions need control flow numba cannot compile."),
-    ("uses_lambda", (np.ones(3),), "Write a nested `def` (it is inlined) instead."),
+    ("uses_generator", (np.ones(3),), "A generator has no numba type; sum in a loop."),
     ("uses_comprehension", (np.ones(3),), "Lists of arrays have no numba type; write a loop."),
     ("uses_dict", (np.ones(3),), "Only numbers, arrays, tuples and None are values."),
     ("reads_through_mask", (np.ones((3, 2)),), "`x[mask]` and `A[row_mask]` are read (their length is "

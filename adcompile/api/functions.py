@@ -19,6 +19,8 @@ from ..codegen.python import generate
 from ..errors import (AdCompileError, CallError, Location, SourceUnavailableError, UnsupportedSyntaxError,
                      located)
 from ..frontend.parse import translate
+from ..frontend.source import function_name
+from ..custom.rules import is_custom_rule
 from .derived_reverse import pullback_ir, reverse_applies, reverse_of_derived
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
@@ -265,13 +267,15 @@ class CompiledFunction(_Specialised):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
+        self.called_rule = pyfunc if is_custom_rule(pyfunc) else None  # a custom_vjp/custom_jvp function
+        pyfunc = pyfunc.fun if self.called_rule is not None else pyfunc
         _reject_async(pyfunc)
         self.pyfunc = pyfunc
         self.backend = backend
         self.tiered = tiered
         self.fuse, self.parallel = fuse, parallel
         self._boundscheck = bool(boundscheck)
-        self.name = getattr(pyfunc, "__name__", "function")
+        self.name = function_name(pyfunc)  # a lambda's: the name it is assigned to, or lambda_<line>
         self.param_names = list(inspect.signature(pyfunc).parameters)
         self._ir = {}
         self.__doc__ = pyfunc.__doc__
@@ -293,7 +297,7 @@ class CompiledFunction(_Specialised):
         if sig not in self._ir:
             with self._lock:
                 if sig not in self._ir:
-                    self._ir[sig] = translate(self.pyfunc, list(sig))
+                    self._ir[sig] = translate(self.pyfunc, list(sig), called_rule=self.called_rule)
         return self._ir[sig]
 
     ir = primal_ir
@@ -331,7 +335,7 @@ def _reject_async(pyfunc):
 def as_compiled(f):
     if isinstance(f, _Specialised):
         return f
-    if callable(f) and hasattr(f, "__code__"):
+    if callable(f) and (hasattr(f, "__code__") or is_custom_rule(f)):
         return CompiledFunction(f)
     if isinstance(getattr(f, "derived", None), _Specialised):  # the pullback of vjp
         raise CallError(f"{f!r} holds the values of one forward pass, so it is not a function to "

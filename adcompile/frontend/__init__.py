@@ -22,3 +22,5 @@ from .numpy import special_functions  # noqa: F401
 from .numpy import building as numpy_building  # noqa: F401
 from .numpy import statistics as numpy_statistics  # noqa: F401
 from .custom_functions import call as custom_call  # noqa: F401
+from .custom_functions import stop_gradient as custom_stop_gradient  # noqa: F401
+from .custom_functions import custom_rules  # noqa: F401

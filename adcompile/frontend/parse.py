@@ -17,6 +17,7 @@ from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
 from ..ir.types import B1, F8, NUMPY_NAME, Type
 from ..passes.constant_conditions import resolve_constant_conditions
 from .external_reads import ExternalReads, Scope
+from .extensions import classify_extension
 from .translator.expressions import ExpressionTranslation
 from .translator.early_exits import lower_jumps
 from .translator.tables import _kind, _Retry, until_types_settle
@@ -141,7 +142,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         self.results = None
         self.widened_params = {}  # widened copy -> the parameter it copies
         self.widen_parameters(params, node)
-        self.statements(node.body)
+        self.statements(node.body if self.called_rule is None else self.rule_call_body(node))
         self.check_widened_parameters_unwritten()
         if self.results is None:
             raise self.error("the function must end with a return statement", node)
@@ -155,6 +156,19 @@ class Translator(StatementTranslation, ExpressionTranslation):
         fn.external_reads = ExternalReads(self.external_reads.values())
         resolve_constant_conditions(fn)
         return fn
+    called_rule = None  # a custom_vjp/custom_jvp function compiled as a whole: its call is the body
+
+    def rule_call_body(self, node):
+        """``return <the rule>(<the parameters>)`` at the ``def`` line: ``grad(f)`` of a ``custom_vjp``
+        function ``f`` differentiates a call of it (whose region is its rule's)."""
+        self.env["<custom rule>"] = classify_extension(self.called_rule)
+        self.local_function = self.called_rule  # on the call stack instead of its function, which its rules call
+        call = ast.Call(ast.Name("<custom rule>", ast.Load()), [ast.Name(a.arg, ast.Load()) for a in node.args.args], [])
+        body = [ast.Return(call)]
+        for part in ast.walk(body[0]):
+            ast.copy_location(part, node)
+        return body
+
     # ------------------------------------------------------------------ assignment
     def assign(self, target, value, node):
         if isinstance(target, ast.Name) and isinstance(value, StaticStr):
@@ -318,14 +332,17 @@ class Translator(StatementTranslation, ExpressionTranslation):
         return value, [FULL_SLICE] * array.type.ndim
 
 
-def translate(pyfunc, arg_types, namer=None):
-    """The typed IR ``Function`` of ``pyfunc`` for arguments of ``arg_types``."""
+def translate(pyfunc, arg_types, namer=None, called_rule=None):
+    """The typed IR ``Function`` of ``pyfunc`` for arguments of ``arg_types`` (of a call of the
+    ``custom_vjp``/``custom_jvp`` function ``called_rule`` of ``pyfunc``, if given)."""
     hints = {}
 
     def attempt():
         try:
             with deep_recursion():
-                return Translator(pyfunc, arg_types, namer=Namer() if namer is None else namer, hints=hints).translate()
+                tr = Translator(pyfunc, arg_types, namer=Namer() if namer is None else namer, hints=hints)
+                tr.called_rule = called_rule
+                return tr.translate()
         except RecursionError:
             raise too_deeply_nested(pyfunc) from None
     return until_types_settle(attempt)

@@ -31,7 +31,10 @@ array's death must be proven. A donor ``d`` qualifies when:
   value) disqualifies it. The one exception to "no read after the allocation": the loop
   writing the allocation may read ``d`` at each point before writing the same point of the
   new array (below), once per assignment of ``d``.
-- it has the allocation's dtype and, by the static shapes (``ir/shapes.py``), its shape.
+- it has the allocation's dtype and, by the static shapes (``ir/shapes.py``), its shape; its
+  assignment reads no variable that has a placeholder (``zeros_like(t)`` of a ``t`` assigned
+  only in a branch that did not run is empty, though the static shapes, which a placeholder
+  does not enter, give ``t`` the branch's shape).
 
 The first statement using the allocation must be the loop writing it: generated code may
 evaluate an expression read once later than the IR places it (``codegen/python.py``), but
@@ -126,6 +129,7 @@ class _Uses:
         self.reads = {atom: 1 for atom in fn.results if isinstance(atom, Var)}  # var -> number of reads
         self.allocations = []  # (block, index, stmt, position) of each ``empty``
         self.kept = {atom for atom in fn.results if isinstance(atom, Var)}  # outlive the call, or stored
+        self.placeheld = set()  # variables given a placeholder (a type, no value) before their assignment
         self._visit(fn.body, ())
         self.assigned_at = {}
         for var in self.writes:
@@ -147,6 +151,8 @@ class _Uses:
                 self.writes.setdefault(var, []).append((stmt, here))
             if isinstance(stmt, Push):
                 self.kept.add(stmt.value)
+            if isinstance(stmt, Assign) and stmt.prim == "placeholder":
+                self.placeheld.add(stmt.target)
             if isinstance(stmt, Assign) and stmt.prim == "empty" and not stmt.inplace and stmt.target.type.ndim > 0:
                 self.allocations.append((block, index, stmt, here))
             for inner in stmt.blocks():
@@ -163,6 +169,8 @@ class _Uses:
         stmt, path = assignments[0]
         if not isinstance(stmt, Assign) or not _fresh(stmt) or self.viewers(var) & self.kept:
             return None
+        if any(arg in self.placeheld for arg in stmt.args):
+            return None  # the argument may still be its placeholder (an empty array) there, whatever its shape says
         if self.roots.get(var) != {var}:  # also bound to (a view of) other memory somewhere
             return None
         return path

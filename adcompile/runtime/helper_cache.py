@@ -92,7 +92,8 @@ def _helper_locator_class():
     class RuntimeHelperLocator(_CacheLocator):
         """numba's cache locator for functions defined in this package (and only those)."""
 
-        def __init__(self, py_func, folder):
+        def __init__(self, py_func, py_file, folder):
+            self._py_file = py_file  # numba names it in its "cannot cache" warning
             self._lineno = py_func.__code__.co_firstlineno
             self._folder = folder
 
@@ -113,7 +114,7 @@ def _helper_locator_class():
             folder = helper_cache_folder()
             if folder is None or _gate is None or not _is_runtime_source(py_file):
                 return None
-            locator = cls(py_func, folder)
+            locator = cls(py_func, py_file, folder)
             locator.ensure_cache_path()  # before numba makes the cache's files: they are checked
             return locator
 

@@ -105,7 +105,12 @@ class ForwardTransform:
                     isinstance(a, Var) and a in self.active for a in stmt.inputs):
                 raise located(NoDerivativeRuleError, f"{stmt.info} has a @once_differentiable backward and "
                               "cannot be differentiated twice", stmt.loc)
-            out.extend(self.block(stmt.forward))
+            rule = getattr(stmt.info, "forward_rule", None)  # a custom_jvp: its own (derivatives/custom_jvp.py)
+            if rule is None:
+                out.extend(self.block(stmt.forward))
+            else:
+                out.extend(stmt.forward)
+                rule(self, stmt, out)
         elif isinstance(stmt, Comment):
             out.append(stmt)
         else:
@@ -120,6 +125,10 @@ class ForwardTransform:
         if stmt.prim == "new_tape":
             out.append(stmt)
             b.emit("new_tape", stmt.args, target=self.tangent(target))
+            return
+        if stmt.prim == "placeholder":  # no value, only a type: so is its tangent (not zeros_like
+            out.append(stmt)             # of it, an array of the placeholder's empty shape)
+            b.emit("placeholder", [], target=self.tangent(target), type=target.type)
             return
         tangents = [self.tangent_of(a) for a in stmt.args]
         rule = primitive(stmt.prim).forward_rule

@@ -11,9 +11,9 @@ def uses_try(x):
     return np.sum(y)
 
 
-def uses_lambda(x):
-    square = lambda v: v * v  # noqa: E731
-    return np.sum(square(x))
+def uses_generator(x):
+    total = sum(v * v for v in x)
+    return total
 
 
 def uses_comprehension(x):

@@ -324,6 +324,33 @@ def f(a, b, x, n):
         third_order="grad_of_hessian",
         seed=40000105,  # the inner Hessian is taken with respect to b
     ),
+    RegressionCase(
+        name="hvp_through_a_while_loop_whose_tangent_placeholder_was_given_as_a_buffer",
+        source='''
+import numpy as np
+
+def f(x, A, y, b):
+    x = np.tanh(x + x[::-1])
+    w2 = A.copy()
+    count3 = 0
+    while count3 < 2:
+        count3 += 1
+        w2[count3] = np.cos(w2[count3]) - x @ (w2 * w2.mean(axis=0, keepdims=True))
+        b += np.tanh(w2[0, -1])
+    u4, u5 = (x[np.array([1, 1, 1, 2])] * x, w2[:, 0] * x)
+    w2[2] = np.cos(w2[2]) - u4[2:]
+    w2[3] = y
+    return 2.0 * np.sum(u5) + np.sum(np.sin(w2))
+''',
+        args=(np.array([-0.5056341872375549, -0.5276459213609679, 0.2630647917722757, -0.9293737197240624]),
+              np.array([[0.5679260144677616, 0.6393719495586994], [-0.9177079952693974, 0.7986395194953697],
+                        [-0.2801759656457701, 0.5845159228370622], [0.9861961072951002, -0.47482012328029155]]),
+              np.array([0.5122764048230692, 0.7753839186003602]), 0.4339526166481247),
+        kind="crash:hvp:IndexError",  # lowered random program 40002856: the tangent of a placeholder
+        backend="lowered",            # was zeros_like of it (empty), then given to a fused loop as its buffer
+        second_order=True,
+        seed=40002856,
+    ),
 ]
 
 

@@ -75,6 +75,23 @@ def test_the_helpers_cache_goes_to_the_cache_folder_not_next_to_the_package():
         assert helper_cache.RUNTIME_FOLDER not in folder.parents
 
 
+def test_a_helper_numba_cannot_cache_gets_numbas_warning_not_an_attribute_error():
+    """numba checks a compile result before caching it ("uses lifted code", "dynamic globals",
+    as at NUMBA_OPT=0) and warns naming the locator's file: the helpers' locator has one."""
+    import warnings
+    from types import SimpleNamespace
+    from numba.core.errors import NumbaWarning
+    from adcompile.runtime.kernels import broadcasting_numba  # lazy: imports numba
+    impl = broadcasting_numba._sum_into._cache._impl
+    assert type(impl.locator).__name__ == "RuntimeHelperLocator"
+    uncachable = SimpleNamespace(lifted=[SimpleNamespace(can_cache=False)], fndesc=SimpleNamespace(qualname="_sum_into"),
+                                 library=SimpleNamespace(has_dynamic_globals=False))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert impl.check_cachable(uncachable) is False
+    assert any(issubclass(w.category, NumbaWarning) and "Cannot cache" in str(w.message) for w in caught)
+
+
 def halved_sum(x):
     return np.sum(x) * 0.5
 

@@ -35,8 +35,8 @@ class CustomBackwardComment(Comment):
     __slots__ = ("info",)
 
     def __init__(self, info):
-        super().__init__(f"backward of custom Function {info.name}" +
-                         (" (once_differentiable)" if info.once_differentiable else ""))
+        title = getattr(info, "backward_title", None) or f"backward of custom Function {info.name}"
+        super().__init__(title + (" (once_differentiable)" if info.once_differentiable else ""))
         self.info = info
 
 
@@ -84,7 +84,7 @@ def backward_custom_call(ctx, stmt, b):
     if any(needs):
         b.append(CustomBackwardComment(info))
         grads = [output_cotangent(ctx, stmt, k, b) for k in range(len(stmt.outputs))]
-        body, returned, loc = translate_backward(ctx.namer, info, grads, needs, b.loc)
+        body, returned, loc = info.translate_backward(ctx.namer, grads, needs, b.loc)
         accumulation = []
         accumulate_gradients(ctx, info, needs, returned, loc, Builder(ctx.namer, accumulation, b.loc))
         remove_dead(body, accumulation, ctx.kept_variables())
@@ -153,10 +153,10 @@ def bind_backward_parameters(tr, info, grads, needs, body):
     remaining = list(grads)
     for param in params[1:]:
         if param.kind == param.VAR_POSITIONAL:
-            tr.env[param.name] = TupleValue([_local(tr, param.name, g, body) for g in remaining])
+            tr.env[param.name] = TupleValue([local_copy(tr, param.name, g, body) for g in remaining])
             remaining = []
         elif remaining:
-            tr.env[param.name] = _local(tr, param.name, remaining.pop(0), body)
+            tr.env[param.name] = local_copy(tr, param.name, remaining.pop(0), body)
         elif param.default is not param.empty:
             tr.env[param.name] = tr.global_value(param.default, param.name, tr.src.node)
         else:
@@ -167,7 +167,7 @@ def bind_backward_parameters(tr, info, grads, needs, body):
                        f"({len(grads)}), after ctx", tr.src.node)
 
 
-def _local(tr, name, value, body):
+def local_copy(tr, name, value, body):
     if not isinstance(value, Var):
         return value
     local = Var(tr.namer.fresh(name), value.type)

@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import AdCompileError, UnsupportedSyntaxError
 from ...custom.function import Function, is_function_class, is_once_differentiable
 from ...ir.nodes import Assign, Const, CustomCall, Var, walk
-from .backward import BackwardCtx, backward_custom_call, new_translator
+from .backward import BackwardCtx, backward_custom_call, new_translator, translate_backward
 from ..extensions import register_attribute_handler, register_classifier
 from ..parse import Translator
 from ..values import NONE, NoneValue, TupleValue
@@ -48,6 +48,10 @@ class CustomInfo:
     def reverse_rule(self, ctx, stmt, b):
         """The call's reverse rule: the user's backward (see ``transforms/reverse/context.py``)."""
         backward_custom_call(ctx, stmt, b)
+
+    def translate_backward(self, namer, grads, needs, loc):
+        """(statements, returned gradients, location of the return) of the user's backward."""
+        return translate_backward(namer, self, grads, needs, loc)
 
 
 # ---------------------------------------------------------------- frontend values
@@ -257,10 +261,10 @@ def translate_apply(tr, cls, args, kwargs, node):
                            node, AdCompileError)
         non_differentiable.update(positions)
     kept = set(_flatten(ctx.saved)) | set(_flatten(ctx.attrs.values()))
-    outputs = _outputs(tr, cls, block, list(atoms), kept)
-    ctx.saved = [_keep(tr, v, block, "saved") for v in ctx.saved]
-    ctx.attrs = {k: _keep(tr, v, block, "ctx_" + k) for k, v in ctx.attrs.items()}
-    _register_backward_globals(tr, cls, node)
+    outputs = region_outputs(tr, _snake(cls.__name__), block, list(atoms), kept)
+    ctx.saved = [keep(tr, v, block, "saved") for v in ctx.saved]
+    ctx.attrs = {k: keep(tr, v, block, "ctx_" + k) for k, v in ctx.attrs.items()}
+    register_globals_of(tr, cls.backward, node)
     info = CustomInfo(cls, [n for n, _ in inputs], [v for _, v in inputs], ctx, tr.hidden_params)
     info.non_differentiable = non_differentiable
     atoms_in = [v for _, v in inputs if isinstance(v, (Var, Const))]
@@ -272,13 +276,12 @@ def _snake(name):
     return "".join("_" + c.lower() if c.isupper() and k else c.lower() for k, c in enumerate(name))
 
 
-def _outputs(tr, cls, block, atoms, kept):
-    """A variable of its own per output, assigned at the end of the forward block."""
+def region_outputs(tr, base, block, atoms, kept):
+    """A variable of its own per output (``<base>_out``), assigned at the end of the forward block."""
     reads = {}
     for stmt in walk(block):
         for a in stmt.reads():
             reads[a] = reads.get(a, 0) + 1
-    base = _snake(cls.__name__)
     outputs = []
     for k, atom in enumerate(atoms):
         name = f"{base}_out" if len(atoms) == 1 else f"{base}_out{k}"
@@ -293,10 +296,10 @@ def _outputs(tr, cls, block, atoms, kept):
     return outputs
 
 
-def _keep(tr, value, block, base):
+def keep(tr, value, block, base):
     """A copy of ``value`` (recursively, for tuples) in a variable that backward reads."""
     if isinstance(value, TupleValue):
-        return TupleValue([_keep(tr, v, block, base) for v in value.items])
+        return TupleValue([keep(tr, v, block, base) for v in value.items])
     if not isinstance(value, Var):
         return value
     name = f"{base}_{value.name.lstrip('_')}" if base == "saved" and not value.is_temp else base
@@ -305,10 +308,9 @@ def _keep(tr, value, block, base):
     return kept
 
 
-def _register_backward_globals(tr, cls, node):
-    """Global arrays that backward reads become hidden parameters now, while the function's
-    parameter list is still being built (backward is translated later, by the transform)."""
-    backward = cls.backward
+def register_globals_of(tr, backward, node):
+    """Global arrays that ``backward`` (a rule translated later, by the transform) reads become
+    hidden parameters now, while the function's parameter list is still being built."""
     code = getattr(backward, "__code__", None)
     if code is None:
         return

@@ -25,6 +25,8 @@ from .tables import (
     instead,
 )
 from ..external_reads import record
+from ..lambdas import lambda_as_def
+from .inline import LocalFunction
 from ..resolve import FuncRef, ModuleRef, UserFunction, classify, module_constant
 from ..static_values import StaticStr, static_compare
 from ..values import NONE, NoneValue, TupleValue
@@ -278,6 +280,14 @@ class ExpressionTranslation:
         if isinstance(value, Const):
             return const(bool(value.value))
         return value
+
+    def expr_Lambda(self, node):
+        """A lambda in compiled code is a nested def (inlined where it is called)."""
+        args = node.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            raise self.error("star-args, keyword-only and positional-only parameters are not supported",
+                             node, UnsupportedSyntaxError)
+        return LocalFunction(lambda_as_def(node, "lambda"), self, [self.expr(d) for d in args.defaults])
 
     def expr_IfExp(self, node):
         cond = self.condition(node.test)

@@ -11,7 +11,7 @@ _UNSUPPORTED_STATEMENTS = {
     ast.Import: "import", ast.ImportFrom: "import", ast.AsyncFor: "async for",
 }
 _UNSUPPORTED_EXPRESSIONS = {
-    ast.Lambda: "lambda", ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await",
+    ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await",
     ast.ListComp: "list comprehensions", ast.SetComp: "set comprehensions",
     ast.DictComp: "dict comprehensions", ast.GeneratorExp: "generator expressions",
     ast.Dict: "dict literals", ast.Set: "set literals", ast.JoinedStr: "f-strings",
@@ -22,7 +22,6 @@ _INSTEAD = {
     ast.Dict: "pass the arrays as separate arguments (or return a tuple)",
     ast.ListComp: "fill a preallocated array in a for loop (out = np.empty(n); for i in range(n): out[i] = ...)",
     ast.GeneratorExp: "sum or fill in a for loop over range(...)",
-    ast.Lambda: "write a nested def instead (it is inlined)",
     ast.JoinedStr: "error messages of assert may be plain string literals",
 }
 _BUILTINS_INSTEAD = {

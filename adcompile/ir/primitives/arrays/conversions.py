@@ -13,6 +13,10 @@ define("alias", same_as_first, "_0", kinds={VIEW, NEVER_MERGED, CHEAP_AND_SAFE, 
 define("copy", same_as_first, lambda t, p: "_0.copy()" if t[0].ndim else "_0",
        kinds={NEVER_MERGED, FRESH, PASSES_VALUES}, vjp=identity_vjp, linear_in=(0,), shape_of=0,
        batch=same_call("copy"))
+# ``adcompile.stop_gradient(x)``: x's value (a copy, as ``copy``) through which no derivative flows, in any
+# mode or order: NON_DIFFERENTIABLE makes its result inactive, so it has neither rule nor tangent
+define("stop_gradient", same_as_first, lambda t, p: "_0.copy()" if t[0].ndim else "_0",
+       kinds={NON_DIFFERENTIABLE, NEVER_MERGED, FRESH, PASSES_VALUES}, shape_of=0, batch=same_call("stop_gradient"))
 define("to_float", lambda t, p, c=None: F8, "float(_0)", kinds={RECOMPUTABLE}, vjp=identity_vjp, linear_in=(0,),
        batch=lambda b, args, batched, params, size: b.call("as_dtype", args[0], dtype="f8"))
 define("to_int", fixed(I8), "int(_0)", kinds={NON_DIFFERENTIABLE})
