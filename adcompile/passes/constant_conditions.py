@@ -18,16 +18,12 @@ after: ``ph = 0`` alone (the branch never runs). Rewrites, to a fixpoint:
 
 where an operand is constant if it is a scalar constant or a variable assigned a constant
 exactly once and never written in place (a single assignment is the only value any read
-can see). Only scalar predicates are folded, so array comparisons keep numpy's semantics.
+can see). Only scalar predicates are folded, so array comparisons keep numpy's semantics: the
+predicates that declare how they fold (``fold=`` in ir/primitives/numeric/logic.py).
 """
-import operator
-
 from ..ir.nodes import Assign, Const, If, Var, const, walk
+from ..ir.primitives import primitive
 from .uses import Uses
-
-_PREDICATES = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "eq": operator.eq,
-               "ne": operator.ne, "not": operator.not_, "and": lambda a, b: bool(a) and bool(b),
-               "or": lambda a, b: bool(a) or bool(b)}
 
 
 def _constants(fn):
@@ -53,11 +49,12 @@ def _value(atom, constants):
 def _fold_predicates(fn, constants):
     changed = False
     for stmt in walk(fn.body):
-        if isinstance(stmt, Assign) and stmt.prim in _PREDICATES and stmt.target.type.ndim == 0 \
+        spec = primitive(stmt.prim) if isinstance(stmt, Assign) else None
+        if spec is not None and spec.is_predicate and spec.fold is not None and stmt.target.type.ndim == 0 \
                 and not stmt.inplace:
             values = [_value(a, constants) for a in stmt.args]
             if all(v is not None for v in values):
-                stmt.prim, stmt.args, stmt.params = "alias", [const(bool(_PREDICATES[stmt.prim](*values)))], {}
+                stmt.prim, stmt.args, stmt.params = "alias", [const(bool(spec.fold(*values)))], {}
                 changed = True
     return changed
 

@@ -12,7 +12,8 @@ alias of their memory), the second (a temporary) is replaced by the first:
 The first may be a variable the user named (``w = np.linalg.eigvalsh(A)``, recomputed by the
 derivative rules of the decomposition) when it is assigned once and nothing ever writes into
 its memory; a user-named repeat is kept, as the user wrote it.
-Primitives of kind NEVER_MERGED (allocations, whose results may be written to) are never merged.
+Primitives of kind NEVER_MERGED (allocations, whose results may be written to) are never merged;
+the arguments of a COMMUTATIVE one (``add``, ``mul``) match in either order.
 """
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Const, SetItem, Var
@@ -20,14 +21,9 @@ from ..ir.primitives import Kind, has_kind
 from .uses import Uses, substitute_everywhere
 
 
-# IEEE addition and multiplication are exactly commutative, and broadcasting is symmetric:
-# ``0.5 * x`` (the user's) and ``x * 0.5`` (a derivative rule's) are one value
-_COMMUTATIVE = ("add", "mul")
-
-
 def _key(stmt):
     args = tuple(("c", type(a.value).__name__, a.value) if isinstance(a, Const) else ("v", a.uid) for a in stmt.args)
-    if stmt.prim in _COMMUTATIVE and not stmt.params:
+    if has_kind(stmt.prim, Kind.COMMUTATIVE) and not stmt.params:  # ``0.5 * x`` and ``x * 0.5`` are one value
         args = tuple(sorted(args, key=repr))
     return stmt.prim, args, repr(sorted(stmt.params.items(), key=lambda kv: kv[0]))
 

@@ -16,27 +16,25 @@ The whole-array form needs the contribution to have the zero-filled array's shap
 (``ir/shapes.py``), by the lengths a matrix product of the top-level block made equal before
 it (``ir/dim_equalities.py``; the product is marked so that, should it be dead, a check of
 those lengths stays in its place), or, inside one block, by ``same_shape.py``. The accumulator is updated in place later, so it must own its buffer: the statement computing
-the contribution assigns the accumulator directly when it makes a new array (an arithmetic
-operation) that nothing else reads; otherwise the accumulator gets a copy, or only names the
-contribution's memory when neither is ever written again and the accumulator is only read.
+the contribution assigns the accumulator directly when it makes a new array (a primitive
+declared OWNED_RESULT, an operator, or a numpy function of arrays; or one declared
+OWNED_LIKE_FIRST, a transpose, of such an array) that nothing else reads; otherwise the
+accumulator gets a copy, or only names the contribution's memory when neither is ever written
+again and the accumulator is only read.
 """
 from ..ir.dim_equalities import CHECK_MARK
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Var, walk
-from ..ir.primitives import Kind, primitive, template_for
+from ..ir.primitives import Kind, has_kind, primitive, template_for
 from ..ir.shapes import infer_shapes
 from .same_shape import Rebindings, rebound, same_in_block
 from .uses import Uses
-
-_NEW_ARRAY = {"add", "sub", "mul", "div", "neg", "pow", "matmul"}
-# Their result is their first argument's buffer or a new array: new if the argument is.
-_SAME_BUFFER = ("unbroadcast", "transpose")
 
 
 def _allocates(stmt):
     """Whether the Assign ``stmt`` surely gives a new array, owned by its target."""
     spec = primitive(stmt.prim)
-    if stmt.prim in _NEW_ARRAY:
+    if spec.has(Kind.OWNED_RESULT):
         return True
     if not (spec.has(Kind.ELEMENTWISE) and stmt.target.type.ndim):
         return False
@@ -186,7 +184,7 @@ class _FirstContributions:
         if len(definitions) != 1 or self.uses.reads.get(atom, 0) != 1 or id(definitions[0]) not in between:
             return False
         stmt = definitions[0]
-        return _allocates(stmt) or (stmt.prim in _SAME_BUFFER and self.owned(stmt.args[0], between))
+        return _allocates(stmt) or (has_kind(stmt.prim, Kind.OWNED_LIKE_FIRST) and self.owned(stmt.args[0], between))
 
 
 class _Span:

@@ -17,8 +17,6 @@ import bisect
 from ..ir.nodes import Assign, SetItem, Var, walk
 from ..ir.primitives import Kind, primitive
 
-_SAME_SHAPE_AS_FIRST = {"alias", "copy"}
-
 
 def _source_arguments(stmt):
     """The arguments whose common shape the Assign ``stmt``'s result surely has; None if the
@@ -28,8 +26,6 @@ def _source_arguments(stmt):
         return [stmt.target]
     if spec.shape_of is not None:
         return [stmt.args[spec.shape_of]]
-    if stmt.prim in _SAME_SHAPE_AS_FIRST:
-        return [stmt.args[0]]
     if spec.has(Kind.ELEMENTWISE) and not spec.has(Kind.VIEW):
         arrays = [a for a in stmt.args if a.type.ndim]
         if arrays and all(isinstance(a, Var) and a.type.ndim == stmt.target.type.ndim for a in arrays):

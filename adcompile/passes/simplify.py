@@ -2,7 +2,8 @@
 
 Rewrites, on every Assign:
 
-    c1 op c2          -> the folded constant (numeric constants only)
+    c1 op c2          -> the folded constant (numeric constants only; the arithmetic
+                         primitives declaring ``fold=``, the predicates are constant_conditions.py's)
     x * 1, 1 * x, x / 1, x + 0, 0 + x, x - 0, x ** 1   -> x
     0 - x             -> -x
     -(-x)             -> x
@@ -17,14 +18,12 @@ array ``x * 1`` that may not share ``x``'s memory (one of them is written in pla
 ``x.copy()``.
 """
 import math
-import operator
 
 from ..ir.builder import const
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Const, Var, walk
+from ..ir.primitives import primitive
 from .uses import Uses, substitute_everywhere
-
-_FOLD = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 
 
 def _number(atom):
@@ -44,9 +43,10 @@ def _rewrite(stmt, definitions, stable):
     of an earlier statement still holds the same value here, so that it may be read here."""
     prim, args = stmt.prim, stmt.args
     out_type = stmt.target.type
-    if prim in _FOLD and all(_number(a) for a in args):
+    spec = primitive(prim)
+    if spec.fold is not None and not spec.is_predicate and all(_number(a) for a in args):
         try:
-            value = _FOLD[prim](args[0].value, args[1].value)
+            value = spec.fold(*(a.value for a in args))
         except ZeroDivisionError:
             return None
         return "alias", [const(float(value) if out_type.is_float else value)]

@@ -25,12 +25,10 @@ rounding of the products changes otherwise (they are associated differently).
 from ..ir.builder import Builder
 from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Const, Var, const, vars_read, walk
+from ..ir.primitives import Kind, has_kind
 from ..ir.primitives.batching_rules import with_unit_batch_axis
 from ..ir.types import Type
 from ..ir.indexing import FULL_SLICE
-
-_SCALINGS = ("mul", "mul_nz", "div", "div_nz")  # batched value first, coefficient second (mul: either)
-_SUMS = ("add", "sub")
 
 
 def _unsafe(fn):
@@ -145,7 +143,8 @@ class _Chains:
             if stmt.prim == "copy":
                 return links[0]
             return base, (b.neg(one if coefficient is None else coefficient), expanded), steps + 1
-        if stmt.prim in _SCALINGS and links[0] is not None and self.constant(args[1]):
+        # a SCALING takes the batched value first, the coefficient second (mul: either)
+        if has_kind(stmt.prim, Kind.SCALING) and links[0] is not None and self.constant(args[1]):
             base, coefficient, steps = links[0]
             if coefficient[0] is None and stmt.prim in ("mul", "mul_nz"):
                 return base, self.coefficient(args[1]), steps + 1
@@ -154,7 +153,7 @@ class _Chains:
         if stmt.prim == "mul" and links[1] is not None and self.constant(args[0]):
             base, coefficient, steps = links[1]
             return base, self.combine(b, b.mul, self.coefficient(args[0]), coefficient, one), steps + 1
-        if stmt.prim in _SUMS and None not in links and links[0][0] is links[1][0]:
+        if has_kind(stmt.prim, Kind.ADDITIVE) and None not in links and links[0][0] is links[1][0]:
             (base, first, steps_first), (_, second, steps_second) = links
             total = self.combine(b, b.add if stmt.prim == "add" else b.sub, first, second, one)
             return base, total, max(steps_first, steps_second) + 1

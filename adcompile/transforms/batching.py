@@ -19,7 +19,7 @@ the members one by one.
 from ..ir.builder import Builder
 from ..ir.nodes import (AccumItem, Assign, Comment, CustomCall, For, Function, If, Pop, Push, SetItem, Var,
                         While, walk)
-from ..ir.primitives import PRIMITIVES, Kind
+from ..ir.primitives import PRIMITIVES, Kind, has_kind
 from ..ir.types import NONE
 from ..ir.primitives.batching_rules import batched_copy, unbatched_view, with_unit_batch_axis
 from .batched_scaling import factor_batched_scalings
@@ -32,9 +32,6 @@ class Unbatchable(Exception):
     def __init__(self, message, loc=None):
         super().__init__(message)
         self.loc = loc
-
-
-_CREATIONS = ("zeros", "ones", "empty")
 
 
 def batched_variables(fn, params):
@@ -209,7 +206,7 @@ class BatchingTransform:
             dims = [b.call("dim", x, axis=k) for k in range(x.type.ndim)]
             b.emit(stmt.prim[:-len("_like")], dims + [self.size], target=target, ndim=target.type.ndim,
                    dtype=target.type.dtype)
-        elif stmt.prim in _CREATIONS:
+        elif has_kind(stmt.prim, Kind.AXIS_LENGTHS):
             b.emit(stmt.prim, stmt.args + [self.size], target=target, **{**stmt.params, "ndim": target.type.ndim})
         else:
             args = [unbatched_view(b, self.atom(a)) if self.is_batched(a) else a for a in stmt.args]

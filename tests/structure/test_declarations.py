@@ -1,9 +1,9 @@
 """One declaration per primitive: no table keyed by primitive names outside ``ir/primitives/``.
 
 Everything the compiler knows about a primitive (type, template, kinds, derivative rules, shape
-and batch rules, fill value, fused accumulator, the numpy names it implements) is declared once,
-with ``define(...)`` in its family module. Code elsewhere asks the declaration
-(``primitive(name).fill``, ``has_kind(name, Kind.FRESH)``); a dict or set keyed by primitive
+and batch rules, fill value, fused accumulator, constant folding, the numpy names and reductions
+it implements) is declared once, with ``define(...)`` in its family module. Code elsewhere asks
+the declaration (``primitive(name).fold``, ``has_kind(name, Kind.COMMUTATIVE)``); a dict or set keyed by primitive
 names, or a module-level tuple of them, is a second list that a new primitive would have to be
 added to. The source is read with ``ast``: a primitive-name string literal is flagged as a key of
 a dict literal, an element of a set literal, or an element of a tuple/list/set bound to a name at
@@ -32,21 +32,6 @@ ALLOWED = {
     # Python's operators and keywords in generated source text (where a long line may break)
     ("codegen/line_wrap.py", "_BINARY"),
     ("codegen/line_wrap.py", "_KEYWORDS"),
-}
-# Tables that still key facts by primitive names, to be folded into the declarations (each is a
-# fact of its own: constant folding, commutativity, fresh buffers in a pass, a pass's own
-# rewrites). Listed so that no new table appears meanwhile; remove an entry when it is folded.
-NOT_YET_DECLARED = {
-    ("frontend/numpy/reductions.py", None),  # np.sum/amax/... and x.sum() -> the reduction primitives
-    ("passes/constant_conditions.py", "_PREDICATES"),
-    ("passes/simplify.py", "_FOLD"),
-    ("passes/cse.py", "_COMMUTATIVE"),
-    ("passes/first_contribution.py", "_NEW_ARRAY"),
-    ("passes/first_contribution.py", "_SAME_BUFFER"),
-    ("passes/same_shape.py", "_SAME_SHAPE_AS_FIRST"),
-    ("transforms/batched_scaling.py", "_SCALINGS"),
-    ("transforms/batched_scaling.py", "_SUMS"),
-    ("transforms/batching.py", "_CREATIONS"),
 }
 
 
@@ -111,7 +96,7 @@ def test_no_table_is_keyed_by_primitive_names_outside_the_declarations():
         relative = path.relative_to(PACKAGE).as_posix()
         for line, name, keys in table_keys(source, names):
             name = name or _table_name(source, line)
-            if (relative, name) in ALLOWED | NOT_YET_DECLARED:
+            if (relative, name) in ALLOWED:
                 continue
             problems.append(f"adcompile/{relative}:{line}: {name or 'a literal'} is keyed by the primitives "
                             f"{keys[:5]}: declare the fact with each primitive in ir/primitives/ instead")

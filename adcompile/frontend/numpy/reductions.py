@@ -3,6 +3,7 @@ diff, polyval, linalg.norm (see ``calls.py``; the scans are in ``numpy_scans.py`
 from ...errors import TypeMismatchError, UnsupportedFunctionError
 from ...ir.builder import const
 from ...ir.nodes import Const
+from ...ir.primitives import PRIMITIVES
 from ..calls import (HANDLERS, array_arg, atom, handler, static_int, _check_kwargs,
                     _take)
 from . import python_impls
@@ -53,10 +54,11 @@ def _reduction_handler(prim):
     return fn
 
 
-for _name, _prim in {"sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min",
-                     "amax": "max", "amin": "min"}.items():
-    HANDLERS["np." + _name] = _reduction_handler(_prim)
-    HANDLERS["method." + _name] = _reduction_handler(_prim)
+# np.sum(x, axis), x.max(axis, keepdims=True), ...: the reductions each primitive declares (``reduces=``)
+for _spec in list(PRIMITIVES.values()):
+    for _name in _spec.reduction_names:
+        HANDLERS["np." + _name] = _reduction_handler(_spec.name)
+        HANDLERS["method." + _name] = _reduction_handler(_spec.name)
 
 
 def _moments(take_sqrt):

@@ -7,9 +7,10 @@ into one Python expression through its template.
 
 Each family module declares its primitives with ``declare.define``: name, type rule, template,
 kinds, reverse rule next to it, and where the kinds do not imply them the forward, shape and
-batch rules, the lowering's facts (fill value, fused accumulator) and the numpy/math/scipy names
-that are exactly this primitive. ``record.py`` holds the table and the questions the rest of the
-compiler asks it (``PRIMITIVES[name].forward_rule``, ``primitive(name).shape``,
+batch rules, the lowering's facts (fill value, fused accumulator), its value on constants
+(``fold``) and the numpy/math/scipy names (and numpy reductions) that are exactly this
+primitive. ``record.py`` holds the table and the questions the rest of the compiler asks it
+(``PRIMITIVES[name].forward_rule``, ``primitive(name).shape``,
 ``has_kind(name, Kind.VIEW)``). The families are grouped in four folders:
 
     numeric/      functions of numbers, element by element

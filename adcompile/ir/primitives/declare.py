@@ -22,6 +22,8 @@ CHEAP_AND_SAFE, RECOMPUTABLE, NEVER_MERGED = Kind.CHEAP_AND_SAFE, Kind.RECOMPUTA
 RULE_ONLY, BOOKKEEPING, CONSTANT_FOLDED = Kind.RULE_ONLY, Kind.BOOKKEEPING, Kind.CONSTANT_FOLDED
 CHECK, FRESH, AXIS_VIEW, PASSES_VALUES = Kind.CHECK, Kind.FRESH, Kind.AXIS_VIEW, Kind.PASSES_VALUES
 SHAPE_QUERY, INTEGER_DIVISION, NEW_FROM_SHAPE = Kind.SHAPE_QUERY, Kind.INTEGER_DIVISION, Kind.NEW_FROM_SHAPE
+AXIS_LENGTHS, COMMUTATIVE, SCALING, ADDITIVE = Kind.AXIS_LENGTHS, Kind.COMMUTATIVE, Kind.SCALING, Kind.ADDITIVE
+OWNED_RESULT, OWNED_LIKE_FIRST = Kind.OWNED_RESULT, Kind.OWNED_LIKE_FIRST
 
 # The kinds of the common families.
 UNARY_FUNCTION = {ELEMENTWISE}
@@ -41,8 +43,8 @@ def _structural_jvp(kinds, linear_in):
 
 
 def define(name, type_rule, template, *, kinds=(), vjp=None, jvp=None, linear_in=(), shape_only=(),
-           shape_of=None, shape=None, batch=None, arity=None, numpy=(), math=(), scipy=(), fill=None,
-           accumulator=None):
+           shape_of=None, shape=None, batch=None, arity=None, numpy=(), math=(), scipy=(), reduces=(),
+           fill=None, accumulator=None, fold=None):
     """Declare primitive ``name`` (see ``record.Primitive`` for each field); the forward rule,
     the shape rule and the batch rule default to what the kinds imply."""
     kinds = frozenset(kinds) | ({LINEAR} if linear_in else set())
@@ -53,7 +55,7 @@ def define(name, type_rule, template, *, kinds=(), vjp=None, jvp=None, linear_in
     PRIMITIVES[name] = Primitive(
         name, type_rule, template, kinds, vjp=vjp, jvp=jvp, linear_in=linear_in, shape_only=shape_only,
         shape_of=shape_of, arity=arity, numpy_names=tuple(numpy), math_names=tuple(math),
-        scipy_names=tuple(scipy),
+        scipy_names=tuple(scipy), reduction_names=tuple(reduces),
         batch=batch or default_batch_rule(name, kinds), shape=shape or derived_shape_rule(kinds, shape_of),
-        fill=fill, accumulator=accumulator)
+        fill=fill, accumulator=accumulator, fold=fold)
     return PRIMITIVES[name]

@@ -4,14 +4,17 @@ A ``Primitive`` holds every fact the compiler needs about one op of the IR: how 
 type follows from its arguments' types, the Python/numba expression it is emitted as, its
 kinds (what the passes and transforms may assume about it), its reverse and forward
 derivative rules, its shape rule, its batch rule (for a batch of tangents at once), what the
-lowering may do with it (a fill, a fused accumulator), and the numpy/math names the frontend
-lowers onto it. The family modules of this package declare them (``declare.define``);
-everyone else asks this table, never a name set of its own.
+lowering may do with it (a fill, a fused accumulator), how to fold it on constants, and the
+numpy/math/scipy names (and numpy reductions) the frontend lowers onto it. The family modules
+of this package declare them (``declare.define``); everyone else asks this table, never a name
+set of its own.
 """
 import enum
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Optional
+
+from .type_rules import predicate
 
 
 class Kind(enum.Enum):
@@ -35,6 +38,12 @@ class Kind(enum.Enum):
     SHAPE_QUERY = "reads a length of its argument's shape (an int), never its values"
     INTEGER_DIVISION = "on integers a zero divisor raises in a scalar loop (numpy's arrays give 0): never fused there"
     NEW_FROM_SHAPE = "a new array made from lengths (or an argument's shape) and at most a fill value: cheap to move"
+    AXIS_LENGTHS = "its arguments are its result's axis lengths, one per axis (zeros(n, m)): a batch is one more length"
+    COMMUTATIVE = "its two arguments may be swapped for exactly the same value: CSE merges ``0.5 * x`` and ``x * 0.5``"
+    SCALING = "scales its first argument by its second, element by element (x * c, x / c): a chain is one coefficient"
+    ADDITIVE = "adds or subtracts its two arguments, element by element: two scalings of one value are a scaling of it"
+    OWNED_RESULT = "an array result is a new array its target alone owns (x + y, -x, x @ y): an accumulator may be it"
+    OWNED_LIKE_FIRST = "its array result is its first argument's whole buffer or a new array: owned if that is"
 
 
 @dataclass(frozen=True)
@@ -65,12 +74,16 @@ class Primitive:
     numpy_names: tuple = ()  # np.<name>(...) is exactly this primitive
     math_names: tuple = ()  # math.<name>(...) is exactly this primitive
     scipy_names: tuple = ()  # scipy.special.<name>(x) is exactly this (unary) primitive
+    # np.<name>(a, axis, keepdims) and a.<name>(...) are this reduction, applied one axis at a time
+    reduction_names: tuple = ()
     # batch(b, args, batched, params, size) -> result with a trailing batch axis, or None (batching_rules.py)
     batch: Optional[Callable] = None
     # shape(shapes, args, params) -> the result's tuple of Dim, or None when unknown (shape_rules.py)
     shape: Optional[Callable] = None
     fill: Optional[float] = None  # the value every element of the result holds (zeros_like: 0)
     accumulator: Optional[Accumulator] = None  # how a fused loop reduces with it (sum, max, a dot)
+    # fold(*values) -> its value on constant Python operands (constant folding; operator.add for add)
+    fold: Optional[Callable] = None
 
     def has(self, kind):
         return kind in self.kinds
@@ -78,6 +91,11 @@ class Primitive:
     @property
     def is_differentiable(self):
         return Kind.NON_DIFFERENTIABLE not in self.kinds
+
+    @property
+    def is_predicate(self):
+        """Whether its result is a truth value whatever its arguments (comparisons, not/and/or)."""
+        return self.type_rule is predicate
 
     @property
     def forward_rule(self):

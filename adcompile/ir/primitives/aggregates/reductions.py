@@ -32,9 +32,10 @@ def _mean_vjp(b, g, out, args, params, active):
     return [spread(b, b.div(g, _count(b, x, axis)), x, axis)]
 
 
-define("sum", reduction, _by_axis("sum"), kinds=_REDUCTION, vjp=_sum_vjp, linear_in=(0,), accumulator=_SUMMED)
+define("sum", reduction, _by_axis("sum"), kinds=_REDUCTION, vjp=_sum_vjp, linear_in=(0,), accumulator=_SUMMED,
+       reduces=("sum",))
 define("mean", float_reduction, _by_axis("mean"), kinds=_REDUCTION, vjp=_mean_vjp, linear_in=(0,),
-       accumulator=_SUMMED)
+       accumulator=_SUMMED, reduces=("mean",))
 
 
 def _prod_vjp(b, g, out, args, params, active):
@@ -77,11 +78,12 @@ def _norm_batch(b, args, batched, params, size):
     return b.call("sqrt", reduction_batch("sum")(b, [b.mul(x, x)], batched, {}, size))
 
 
-define("prod", reduction, _by_axis("prod"), kinds=_REDUCTION, vjp=_prod_vjp, jvp=weighted_reduction_jvp)
+define("prod", reduction, _by_axis("prod"), kinds=_REDUCTION, vjp=_prod_vjp, jvp=weighted_reduction_jvp,
+       reduces=("prod",))
 define("max", reduction, _by_axis("max"), kinds=_REDUCTION, vjp=_extremum_vjp, jvp=weighted_reduction_jvp,
-       accumulator=Accumulator(float("-inf"), "maximum"))
+       accumulator=Accumulator(float("-inf"), "maximum"), reduces=("max", "amax"))
 define("min", reduction, _by_axis("min"), kinds=_REDUCTION, vjp=_extremum_vjp, jvp=weighted_reduction_jvp,
-       accumulator=Accumulator(float("inf"), "minimum"))
+       accumulator=Accumulator(float("inf"), "minimum"), reduces=("min", "amin"))
 define("norm", lambda t, p, c=None: Type(to_float(t[0].dtype), 0), "np.linalg.norm(_0)", kinds={REDUCTION},
        vjp=_norm_vjp, jvp=weighted_reduction_jvp, batch=_norm_batch)
 

@@ -2,7 +2,7 @@
 Every result is a fresh array that may be written to: never merged by CSE."""
 from ...dims import difference
 from ...types import F8, FLOAT64, INT64, Type, promote_dtypes
-from ..declare import ALLOCATION, FRESH, NEVER_MERGED, NEW_FROM_SHAPE, define
+from ..declare import ALLOCATION, AXIS_LENGTHS, FRESH, NEVER_MERGED, NEW_FROM_SHAPE, define
 from ..emission import argument_list, shape_tuple
 from ..shape_rules import lengths_from
 from ..type_rules import ndim_param, same_as_first
@@ -11,8 +11,8 @@ _NEW_ARRAY = ALLOCATION | {FRESH, NEW_FROM_SHAPE}
 
 _DTYPE = "np.{dtype_name}"
 for _name in ("zeros", "ones", "empty"):
-    define(_name, ndim_param, lambda t, p, _n=_name: f"np.{_n}({shape_tuple(t)}, dtype={_DTYPE})", kinds=_NEW_ARRAY,
-           shape=lengths_from(0))
+    define(_name, ndim_param, lambda t, p, _n=_name: f"np.{_n}({shape_tuple(t)}, dtype={_DTYPE})",
+           kinds=_NEW_ARRAY | {AXIS_LENGTHS}, shape=lengths_from(0))
 
 
 def _full_vjp(b, g, out, args, params, active):

@@ -2,8 +2,8 @@
 from ...types import FLOAT64, I8, Type, promote_dtypes
 from ...indexing import FULL_SLICE, items_with_atoms
 from ...nodes import const
-from ..declare import (AXIS_VIEW, FRESH, NEVER_MERGED, NON_DIFFERENTIABLE, PASSES_VALUES, RECOMPUTABLE, RULE_ONLY,
-                      SHAPE_QUERY, VIEW, define)
+from ..declare import (AXIS_VIEW, FRESH, NEVER_MERGED, NON_DIFFERENTIABLE, OWNED_LIKE_FIRST, PASSES_VALUES,
+                      RECOMPUTABLE, RULE_ONLY, SHAPE_QUERY, VIEW, define)
 from ..emission import argument_list, shape_tuple
 from ..record import ALL_ARGUMENTS
 from ..reverse_helpers import ScatterInto, getitem
@@ -34,7 +34,8 @@ def _transpose_batch(b, args, batched, params, size):
 
 
 define("transpose", same_as_first, lambda t, p: "_0.T" if p.get("axes") is None else "np.transpose(_0, {axes})",
-       kinds={VIEW}, vjp=_transpose_vjp, linear_in=(0,), shape=_transpose_shape, batch=_transpose_batch)
+       kinds={VIEW, OWNED_LIKE_FIRST}, vjp=_transpose_vjp, linear_in=(0,), shape=_transpose_shape,
+       batch=_transpose_batch)
 
 
 def _reshape_like(b, g, x):
@@ -109,8 +110,8 @@ define("broadcast_to_shape", _broadcast_to_shape_type, "rt.broadcast_to_shape(_0
        kinds={VIEW, NEVER_MERGED, RULE_ONLY, FRESH, AXIS_VIEW, PASSES_VALUES}, vjp=_broadcast_to_shape_vjp,
        linear_in=(0,), shape_only=(1,), shape_of=1, batch=shaped_like_second("broadcast_to_shape"))
 define("unbroadcast", lambda t, p, c=None: Type(t[0].dtype, t[1].ndim), "rt.unbroadcast(_0, _1)",
-       kinds={RULE_ONLY, PASSES_VALUES}, vjp=_unbroadcast_vjp, linear_in=(0,), shape_only=(1,), shape_of=1,
-       batch=shaped_like_second("unbroadcast"))
+       kinds={RULE_ONLY, PASSES_VALUES, OWNED_LIKE_FIRST}, vjp=_unbroadcast_vjp, linear_in=(0,), shape_only=(1,),
+       shape_of=1, batch=shaped_like_second("unbroadcast"))
 
 
 def _concatenate_vjp(b, g, out, args, params, active):

@@ -4,9 +4,11 @@
 (runtime/nonfinite.py): rules apply derivatives that are infinite at a point through them,
 so that a zero cotangent contributes zero (see reverse_helpers.py).
 """
+import operator
+
 from ...nodes import Const, const
-from ..declare import (BROADCASTING_FUNCTION, CHEAP_AND_SAFE, ELEMENTWISE, INTEGER_DIVISION, NON_DIFFERENTIABLE,
-                      RECOMPUTABLE, RULE_ONLY, define)
+from ..declare import (ADDITIVE, BROADCASTING_FUNCTION, CHEAP_AND_SAFE, COMMUTATIVE, ELEMENTWISE, INTEGER_DIVISION,
+                      NON_DIFFERENTIABLE, OWNED_RESULT, RECOMPUTABLE, RULE_ONLY, SCALING, define)
 from ..reverse_helpers import is_nonzero_constant
 from ..type_rules import elementwise, same_as_first
 
@@ -87,24 +89,27 @@ def _div_nz_vjp(b, g, out, args, params, active):
 
 
 _CHEAP = {CHEAP_AND_SAFE, RECOMPUTABLE}
-define("add", elementwise(), "_0 + _1", kinds=BROADCASTING_FUNCTION | _CHEAP, vjp=_add_vjp,
-       arity=2, numpy=("add",))
-define("sub", elementwise(), "_0 - _1", kinds=BROADCASTING_FUNCTION | _CHEAP, vjp=_sub_vjp,
-       arity=2, numpy=("subtract",))
-define("mul", elementwise(), "_0 * _1", kinds=BROADCASTING_FUNCTION | _CHEAP, vjp=_mul_vjp,
-       arity=2, numpy=("multiply",))
+# an operator's array result is a new array (OWNED_RESULT); ``fold``: its value on constants
+_OPERATOR = BROADCASTING_FUNCTION | {OWNED_RESULT}
+# IEEE + and * are exactly commutative (and broadcasting is symmetric)
+define("add", elementwise(), "_0 + _1", kinds=_OPERATOR | _CHEAP | {COMMUTATIVE, ADDITIVE}, vjp=_add_vjp,
+       arity=2, numpy=("add",), fold=operator.add)
+define("sub", elementwise(), "_0 - _1", kinds=_OPERATOR | _CHEAP | {ADDITIVE}, vjp=_sub_vjp,
+       arity=2, numpy=("subtract",), fold=operator.sub)
+define("mul", elementwise(), "_0 * _1", kinds=_OPERATOR | _CHEAP | {COMMUTATIVE, SCALING}, vjp=_mul_vjp,
+       arity=2, numpy=("multiply",), fold=operator.mul)
 # not CHEAP_AND_SAFE: a scalar division by zero raises in Python
-define("div", elementwise(float_result=True), "_0 / _1", kinds=BROADCASTING_FUNCTION | {RECOMPUTABLE},
-       vjp=_div_vjp, arity=2, numpy=("divide", "true_divide"))
-define("pow", elementwise(), "_0 ** _1", kinds=BROADCASTING_FUNCTION, vjp=_pow_vjp,
+define("div", elementwise(float_result=True), "_0 / _1", kinds=_OPERATOR | {RECOMPUTABLE, SCALING},
+       vjp=_div_vjp, arity=2, numpy=("divide", "true_divide"), fold=operator.truediv)
+define("pow", elementwise(), "_0 ** _1", kinds=_OPERATOR, vjp=_pow_vjp,
        arity=2, numpy=("power",), math=("pow",))
 # integer // and % by zero raise in a scalar loop where numpy gives 0 with a warning: INTEGER_DIVISION
 define("floordiv", elementwise(), "_0 // _1", kinds=BROADCASTING_FUNCTION | {NON_DIFFERENTIABLE, INTEGER_DIVISION})
 define("mod", elementwise(), "_0 % _1", kinds=BROADCASTING_FUNCTION | {INTEGER_DIVISION}, vjp=_mod_vjp,
        arity=2, numpy=("mod", "remainder"))
-define("neg", same_as_first, "-_0", kinds={ELEMENTWISE} | _CHEAP, vjp=_neg_vjp,
+define("neg", same_as_first, "-_0", kinds={ELEMENTWISE, OWNED_RESULT} | _CHEAP, vjp=_neg_vjp,
        arity=1, numpy=("negative",))
-define("mul_nz", elementwise(float_result=True), "rt.mul_nz(_0, _1)", kinds=BROADCASTING_FUNCTION | {RULE_ONLY},
-       vjp=_mul_nz_vjp)
-define("div_nz", elementwise(float_result=True), "rt.div_nz(_0, _1)", kinds=BROADCASTING_FUNCTION | {RULE_ONLY},
-       vjp=_div_nz_vjp)
+define("mul_nz", elementwise(float_result=True), "rt.mul_nz(_0, _1)",
+       kinds=BROADCASTING_FUNCTION | {RULE_ONLY, SCALING}, vjp=_mul_nz_vjp)
+define("div_nz", elementwise(float_result=True), "rt.div_nz(_0, _1)",
+       kinds=BROADCASTING_FUNCTION | {RULE_ONLY, SCALING}, vjp=_div_nz_vjp)
