@@ -35,5 +35,6 @@ from .training.fitting import fit  # noqa: E402
 from .training.loops import backward, batch_order, train_step  # noqa: E402
 from . import optim, nn  # noqa: E402,F401
 from .modules import init  # noqa: E402,F401
+from . import tree  # noqa: E402,F401
 
-__all__ += ["backward", "train_step", "fit", "batch_order", "optim", "init", "nn"]
+__all__ += ["backward", "train_step", "fit", "batch_order", "optim", "init", "nn", "tree"]
