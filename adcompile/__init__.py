@@ -7,7 +7,7 @@
 """
 from .api.functions import compile, grad, value_and_grad
 from .backend.cache_folder import clear_cache
-from .derivatives.forward import hessian, hvp, jacobian, jvp
+from .derivatives.forward import hessian, hvp, jacfwd, jacobian, jacrev, jvp
 from .derivatives.pullback import vjp
 from .derivatives.vmapping import vmap
 from .derivatives import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
@@ -16,7 +16,8 @@ from .inspection.source import ir, source, source_path
 from .inspection.ir_stages import ir_stages
 from .checks.gradcheck import gradcheck, gradgradcheck
 
-__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "vmap", "source",
+__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "jacrev", "jacfwd",
+           "vmap", "source",
            "AdCompileError", "gradcheck", "gradgradcheck", "clear_cache", "ir", "ir_stages", "source_path"]
 from .version import __version__  # noqa: E402
 from .custom.function import Function, once_differentiable  # noqa: E402

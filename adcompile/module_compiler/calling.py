@@ -7,7 +7,6 @@ from ..errors import CallError
 from ..modules.module import Module
 from ..modules.parameter import Parameter
 from ..modules.step_counters import step_counters
-from ..frontend.values import regroup_results
 from .flat_functions import flat_function
 from .tree_keys import TreeStamp
 from .values import TupleSlot
@@ -66,9 +65,7 @@ def call_module(module, args, kwargs):
     if any(isinstance(a, tuple) for a in args):  # lstm(x, (h0, c0)): one flat argument per item
         flat = plan.flat_for(tuple((k, len(a)) for k, a in enumerate(args) if isinstance(a, tuple)))
         args = [item for a in args for item in (a if isinstance(a, tuple) else (a,))]
-    result = flat.run([p._data for p in plan.params] + plan.buffers + list(args))
-    if flat.result_structure is not None:  # (output, (h_n, c_n)): the compiled function returns it flat
-        result = regroup_results(flat.result_structure, result)
+    result = flat.run([p._data for p in plan.params] + plan.buffers + list(args))  # (output, (h_n, c_n)) regrouped
     for counter in plan.counters:  # random streams (Dropout) advance after a training-mode call
         counter += 1
     return result

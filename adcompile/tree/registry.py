@@ -35,7 +35,7 @@ def _sorted_keys(d):
         return sorted(keys, key=lambda k: (type(k).__name__, repr(k)))
 
 
-def _flatten_dict(d):
+def flatten_dict(d):
     keys = tuple(_sorted_keys(d))
     return [d[k] for k in keys], keys
 
@@ -53,7 +53,7 @@ def _flatten_defaultdict(d):
 _NODES = {
     tuple: NodeType(tuple, lambda t: (list(t), None), lambda aux, ch: tuple(ch)),
     list: NodeType(list, lambda t: (list(t), None), lambda aux, ch: list(ch)),
-    dict: NodeType(dict, _flatten_dict, lambda keys, ch: dict(zip(keys, ch)), keys=lambda keys, n: list(keys)),
+    dict: NodeType(dict, flatten_dict, lambda keys, ch: dict(zip(keys, ch)), keys=lambda keys, n: list(keys)),
     collections.OrderedDict: NodeType(collections.OrderedDict, _flatten_ordered,
                                       lambda keys, ch: collections.OrderedDict(zip(keys, ch)),
                                       keys=lambda keys, n: list(keys)),
@@ -69,12 +69,18 @@ def _namedtuple_node(cls):
                     keys=lambda aux, n: list(cls._fields))
 
 
+_LEAF_TYPES = set()  # types seen to be leaves (register removes its class)
+
+
 def node_type(value):
     """The NodeType of ``value``'s type, or None for a leaf."""
     cls = type(value)
     node = _NODES.get(cls)
-    if node is None and issubclass(cls, tuple) and hasattr(cls, "_fields"):  # a namedtuple
-        node = _NODES[cls] = _namedtuple_node(cls)
+    if node is None and cls not in _LEAF_TYPES:
+        if issubclass(cls, tuple) and hasattr(cls, "_fields"):  # a namedtuple
+            node = _NODES[cls] = _namedtuple_node(cls)
+        else:
+            _LEAF_TYPES.add(cls)
     return node
 
 
@@ -107,10 +113,12 @@ def register(cls, flatten=None, unflatten=None, *, data_fields=None, meta_fields
         def unflatten(aux, children):
             return cls(**dict(zip(data, children)), **dict(zip(meta, aux)))
         _NODES[cls] = NodeType(cls, flatten, unflatten, keys=lambda aux, n: list(data))
+        _LEAF_TYPES.discard(cls)
         return cls
     if flatten is None or unflatten is None:
         raise CallError(f"adcompile.tree.register({cls.__name__}): pass both flatten and unflatten")
     _NODES[cls] = NodeType(cls, flatten, unflatten)
+    _LEAF_TYPES.discard(cls)
     return cls
 
 

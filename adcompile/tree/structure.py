@@ -13,12 +13,13 @@ class TreeDef:
     """The structure of a pytree: a leaf (``node`` None) or a node type with its static data
     and the TreeDefs of its children."""
 
-    __slots__ = ("node", "aux", "children", "num_leaves", "_key")
+    __slots__ = ("node", "aux", "children", "num_leaves", "_key", "_hash")
 
     def __init__(self, node, aux, children):
         self.node, self.aux, self.children = node, aux, tuple(children)
         self.num_leaves = 1 if node is None else sum(c.num_leaves for c in self.children)
         self._key = None if node is None else (node.cls, aux, tuple(c._key for c in self.children))
+        self._hash = None
 
     @property
     def is_leaf(self):
@@ -28,7 +29,9 @@ class TreeDef:
         return isinstance(other, TreeDef) and self._key == other._key
 
     def __hash__(self):
-        return hash(self._key)
+        if self._hash is None:
+            self._hash = hash(self._key)
+        return self._hash
 
     def unflatten(self, leaves):
         """The pytree of this structure holding ``leaves`` in order."""
@@ -65,7 +68,15 @@ LEAF = TreeDef(None, None, ())
 
 
 def flatten(tree, is_leaf=None):
-    """``(leaves, treedef)`` of ``tree``: leaves depth first, a dict's in sorted key order."""
+    """``(leaves, treedef)`` of ``tree``: leaves depth first, a dict's in sorted key order.
+
+    >>> import adcompile
+    >>> leaves, treedef = adcompile.tree.flatten({"b": [1.0, 2.0], "a": (3.0, None)})
+    >>> leaves, treedef
+    ([3.0, 1.0, 2.0], dict('a': tuple(*, None()), 'b': list(*, *)))
+    >>> adcompile.tree.unflatten(treedef, [30.0, 10.0, 20.0])
+    {'a': (30.0, None), 'b': [10.0, 20.0]}
+    """
     leaves = []
     treedef = _flatten(tree, leaves, is_leaf)
     return leaves, treedef
@@ -105,7 +116,14 @@ def is_container(value):
 
 def map(f, tree, *rest, is_leaf=None):  # noqa: A001  (adcompile.tree.map, as jax.tree.map)
     """``f`` applied leafwise: ``map(lambda p, g: p - lr * g, params, grads)``. Every tree in
-    ``rest`` has the structure of ``tree``."""
+    ``rest`` has the structure of ``tree``.
+
+    >>> import numpy as np, adcompile
+    >>> params = {"w": np.array([1.0, 2.0]), "b": 0.5}
+    >>> grads = {"w": np.array([10.0, 10.0]), "b": 1.0}
+    >>> adcompile.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+    {'b': 0.4, 'w': array([0., 1.])}
+    """
     flat, treedef = flatten(tree, is_leaf)
     others = []
     for k, other in enumerate(rest):
