@@ -187,12 +187,31 @@ def jacobian(f, wrt=_DEFAULT_WRT, mode="rev", *, argnums=None):
 
 
 def jacrev(f, wrt=_DEFAULT_WRT, *, argnums=None):
-    """JAX's ``jacrev``: ``jacobian(f, wrt, mode="rev")`` (``argnums=`` another name of ``wrt``)."""
+    """JAX's ``jacrev``: ``jacobian(f, wrt, mode="rev")`` (``argnums=`` another name of ``wrt``).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x):
+    ...     return x ** 2
+    >>> adcompile.jacrev(f)(np.array([1.0, 3.0]))
+    array([[2., 0.],
+           [0., 6.]])
+    """
     return jacobian(f, _wrt_or_argnums("jacrev", wrt, argnums), mode="rev")
 
 
 def jacfwd(f, wrt=_DEFAULT_WRT, *, argnums=None):
-    """JAX's ``jacfwd``: ``jacobian(f, wrt, mode="fwd")`` (``argnums=`` another name of ``wrt``)."""
+    """JAX's ``jacfwd``: ``jacobian(f, wrt, mode="fwd")`` (``argnums=`` another name of ``wrt``).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(params):
+    ...     return params["a"] * params["b"]
+    >>> jac = adcompile.jacfwd(f)({"a": np.array([1.0, 2.0]), "b": np.array([3.0, 4.0])})
+    >>> jac["a"]  # a dict like the argument: d out / d a
+    array([[3., 0.],
+           [0., 4.]])
+    """
     return jacobian(f, _wrt_or_argnums("jacfwd", wrt, argnums), mode="fwd")
 
 

@@ -10,6 +10,8 @@ from ..errors import CallError
 from ..ir.types import type_of_value
 from ..modules.module import Module
 from .flat_functions import FlatFunction, TreeEntry, flat_arguments, flat_function, trainable_positions
+from ..derivatives.vmapping import Vectorized
+from .mapped import plan_vmap
 from .tree_plans import NOT_PLANNED, run_planned
 from .tree_slots import mark_static, needs_slot
 from ..tree import flatten as tree_flatten
@@ -107,7 +109,7 @@ def run_with_modules(fn, args, extra=()):
     root = fn
     while isinstance(root, DerivedFunction):
         root = root.base
-    if not root.static_positions and isinstance(fn, (CompiledFunction, DerivedFunction)):
+    if not root.static_positions and isinstance(fn, (CompiledFunction, DerivedFunction, Vectorized)):
         planned = run_planned(fn, args, extra, plan_call)
         if planned is not NOT_PLANNED:
             return planned
@@ -118,17 +120,30 @@ def run_with_modules(fn, args, extra=()):
 def plan_call(fn, args):
     """``run(flat arguments, extra)``: the call of ``fn`` with ``args`` (Modules, pytrees and
     static arguments among them) as a call of a flat derived function and a regrouping."""
+    mapped = plan_vmap(fn, args, flat_plan)
+    if mapped is not None:
+        return mapped
+    target, regroup_results = flat_plan(fn, args)
+    return lambda flat_args, extra: regroup_results(target.run(flat_args, extra))
+
+
+def flat_plan(fn, args):
+    """(the flat function a call of ``fn`` with ``args`` runs, the regrouping of its results)."""
     if isinstance(fn, CompiledFunction):
-        return flat_function(fn.pyfunc, args, fn.backend).run
+        return flat_function(fn.pyfunc, args, fn.backend), _unchanged
     if not isinstance(fn, DerivedFunction):
-        raise CallError(f"{fn.name}: Module arguments are supported by compile, grad, value_and_grad, vjp, jvp, "
-                        "hvp, jacobian and hessian")
+        raise CallError(f"{fn.name}: Module and pytree arguments are supported by compile, grad, value_and_grad, "
+                        "vjp, jvp, hvp, jacobian, hessian and vmap")
     fn.check_arity(args)
     positions = trainable_positions(args)
     derived, wrt = flat_chain(fn, args, positions)
     if wrt is None:
-        return derived.run
-    return lambda flat_args, extra: regroup_result(fn, positions, wrt, derived.run(flat_args, extra))
+        return derived, _unchanged
+    return derived, lambda result: regroup_result(fn, positions, wrt, result)
+
+
+def _unchanged(result):
+    return result
 
 
 def regroup_result(fn, positions, wrt, result):

@@ -55,6 +55,8 @@ class TreeSlot:
             if shape.is_leaf:
                 var = next(leaves)
                 return NONE if var.type.dtype == "none" else var
+            if shape.node is node_type(None):
+                return NONE
             children = [build(child) for child in shape.children]
             if shape.node is node_type(()):
                 return TupleValue(children)

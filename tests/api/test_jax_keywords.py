@@ -151,3 +151,58 @@ def test_static_argument_errors():
         adcompile.compile(network, static_argnames="width")
     with pytest.raises(CallError, match="static_argnums=5"):
         adcompile.compile(network, static_argnums=5)
+
+
+def model_loss_with_aux(model, x, y):
+    prediction = model(x)[:, 0]
+    return np.mean((prediction - y) ** 2), prediction
+
+
+def model_loss(model, x, y):
+    return model_loss_with_aux(model, x, y)[0]
+
+
+def test_has_aux_with_a_module_argument_matches_the_gradient_without_aux():
+    adcompile.init.manual_seed(0)
+    model = adcompile.nn.Sequential(adcompile.nn.Linear(3, 2), adcompile.nn.Tanh(),
+                                    adcompile.nn.Linear(2, 1)).compile("python")
+    with_aux = adcompile.compile(model_loss_with_aux, backend="python")
+    (value, prediction), grads = adcompile.value_and_grad(with_aux, has_aux=True)(model, X, Y)
+    expected = adcompile.grad(adcompile.compile(model_loss, backend="python"))(model, X, Y)
+    assert list(grads) == list(expected)
+    for name in expected:
+        np.testing.assert_allclose(grads[name], expected[name], rtol=1e-12)
+    np.testing.assert_allclose(prediction, model(X)[:, 0], rtol=1e-12)
+    assert value == pytest.approx(model_loss(model, X, Y))
+
+
+def cube_sum(x):
+    return np.sum(x ** 3)
+
+
+def square_with_aux(x):
+    return np.sum(x ** 2), x
+
+
+GRAD_WITH_AUX = adcompile.grad(square_with_aux, has_aux=True)
+
+
+def calls_grad_with_aux(x):
+    return np.sum(GRAD_WITH_AUX(x)[0])
+
+
+def takes_grad_with_aux_inside(x):
+    return np.sum(adcompile.grad(cube_sum, has_aux=True)(x))
+
+
+def takes_grad_by_argnums_inside(x):
+    return np.sum(adcompile.grad(cube_sum, argnums=0)(x))
+
+
+def test_inside_compiled_code_argnums_works_and_has_aux_is_refused():
+    x = np.array([1.0, 2.0])
+    assert adcompile.compile(takes_grad_by_argnums_inside, backend="python")(x) == pytest.approx(15.0)
+    with pytest.raises(CallError, match=r"has_aux=True\) cannot be called inside compiled code"):
+        adcompile.compile(calls_grad_with_aux, backend="python")(x)
+    with pytest.raises(CallError, match="has_aux=...\\) inside compiled code is not supported"):
+        adcompile.compile(takes_grad_with_aux_inside, backend="python")(x)

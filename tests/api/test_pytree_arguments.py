@@ -180,3 +180,21 @@ def test_a_module_inside_a_list_is_refused_with_advice():
 
 def lambda_free_sum(models, x):
     return np.sum(x)
+
+
+def optional_scale(p, x):
+    if p["scale"] is None:
+        return np.sum(np.sin(x * p["w"]))
+    return np.sum(np.sin(x * p["w"])) * p["scale"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_none_entry_is_none_in_the_code_and_in_the_gradient(backend):
+    loss = adcompile.compile(optional_scale, backend=backend)
+    x = X[0]
+    for params in ({"w": X[1], "scale": None}, {"w": X[1], "scale": 2.5}):
+        assert loss(params, x) == pytest.approx(optional_scale(params, x))
+        grads = adcompile.grad(loss)(params, x)
+        assert_trees_close(grads, tree_gradient_by_differences(optional_scale, [params, x]), 1e-6, 1e-8,
+                           f"scale={params['scale']}")
+    assert adcompile.grad(loss)({"w": X[1], "scale": None}, x)["scale"] is None
