@@ -12,7 +12,7 @@ from ..modules.leaves import module_leaves
 from ..modules.module import Module
 from .tree_keys import module_key
 from .tree_slots import StaticSlot, TreeSlot, needs_slot
-from .values import ModuleSlot, TupleSlot, translate_with_modules
+from .values import ModuleSlot, translate_with_modules
 from ..transforms.arguments import written_arguments
 from ..tree import flatten as tree_flatten, leaves as tree_leaves
 
@@ -30,13 +30,13 @@ class FlatFunction(_Specialised):
         self.name = label or pyfunc.__name__
         names = list(inspect.signature(pyfunc).parameters)
         self.slots = [ModuleSlot(m, module_leaves(m)) if isinstance(m, Module) else
-                      m if isinstance(m, (TupleSlot, TreeSlot, StaticSlot)) else None for m in modules]
+                      m if isinstance(m, (TreeSlot, StaticSlot)) else None for m in modules]
         self.param_names = []
         self.buffer_positions = set()  # flat positions of the modules' buffers
         for name, slot in zip(names, self.slots):
             if slot is None:
                 self.param_names.append(name)
-            elif isinstance(slot, (TupleSlot, TreeSlot, StaticSlot)):
+            elif isinstance(slot, (TreeSlot, StaticSlot)):
                 self.param_names += slot.names(name)
             else:
                 start = len(self.param_names)
@@ -106,11 +106,11 @@ class FlatFunction(_Specialised):
 
 def flat_function(pyfunc, args, backend):
     """The FlatFunction of ``pyfunc`` for the Modules and pytrees among ``args`` (by module key
-    and tree structure; a TupleSlot in ``args`` stands for a tuple argument of its size). The
+    and tree structure; a TreeSlot or StaticSlot in ``args`` stands for its argument). The
     cache holds no model: a FlatFunction refers to its modules weakly, and a module's entries
     are dropped when it is collected (so ids in keys always belong to live modules)."""
     names = list(inspect.signature(pyfunc).parameters)
-    modules = [a if isinstance(a, (Module, TupleSlot, StaticSlot)) else
+    modules = [a if isinstance(a, (Module, TreeSlot, StaticSlot)) else
                TreeSlot.of(a, names[k] if k < len(names) else f"argument {k}", pyfunc.__name__) if needs_slot(a)
                else None for k, a in enumerate(args)]
     key = (pyfunc, backend, tuple((id(m), module_key(m)) if isinstance(m, Module) else

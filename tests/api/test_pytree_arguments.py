@@ -198,3 +198,53 @@ def test_a_none_entry_is_none_in_the_code_and_in_the_gradient(backend):
         assert_trees_close(grads, tree_gradient_by_differences(optional_scale, [params, x]), 1e-6, 1e-8,
                            f"scale={params['scale']}")
     assert adcompile.grad(loss)({"w": X[1], "scale": None}, x)["scale"] is None
+
+
+def scaled_stack(layers, x):
+    total = np.sum(x ** 2)
+    for layer in layers:
+        x = np.tanh(x @ layer["W"])
+        total = total + np.sum(x ** 2)
+    return total
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_empty_list_unrolls_no_iteration_and_views_are_leaves(backend):
+    loss = adcompile.compile(scaled_stack, backend=backend)
+    x = X[:2]
+    assert loss([], x) == pytest.approx(scaled_stack([], x))
+    grads, grad_x = adcompile.grad(loss, wrt=(0, 1))([], x)
+    assert grads == []
+    np.testing.assert_allclose(grad_x, 2 * x, rtol=1e-12)
+    base = RNG.normal(size=(3, 6))
+    layers = [{"W": base[:, ::2]}, {"W": base[:, 1::2].T}]  # strided and transposed views
+    grads = adcompile.grad(loss)(layers, x)
+    expected = tree_gradient_by_differences(scaled_stack, [[{"W": layer["W"].copy()} for layer in layers], x])
+    assert_trees_close(grads, expected, 1e-6, 1e-8, "views")
+
+
+class Gate(adcompile.Module):
+    """A Module whose forward takes a dict and returns one."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = adcompile.nn.Linear(3, 2)
+
+    def forward(self, inputs):
+        return {"out": np.tanh(self.lin(inputs["x"])) * inputs["scale"], "raw": self.lin(inputs["x"])}
+
+
+def gate_loss(model, batch):
+    return np.sum(model(batch)["out"] ** 2)
+
+
+def test_a_module_takes_and_returns_dicts_and_a_dict_next_to_it_has_a_gradient():
+    adcompile.init.manual_seed(0)
+    gate = Gate().compile("python")
+    batch = {"x": X[:2], "scale": 2.0}
+    result = gate(batch)
+    assert set(result) == {"out", "raw"}
+    np.testing.assert_allclose(result["out"], np.tanh(result["raw"]) * 2.0, rtol=1e-12)
+    grads = adcompile.grad(gate_loss, wrt=1)(gate, batch)
+    assert_trees_close(grads, tree_gradient_by_differences(gate_loss, [gate, batch], 1), 1e-6, 1e-8, "batch")
+    assert list(adcompile.grad(gate_loss)(gate, batch)) == ["lin.weight", "lin.bias"]
