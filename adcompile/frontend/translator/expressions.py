@@ -48,7 +48,10 @@ class ExpressionTranslation:
         if isinstance(value, (Var, Const)):
             return value
         if isinstance(value, TupleValue):
-            raise self.error("a tuple cannot be used as a number or array here", node, TypeMismatchError)
+            kind = value.node.cls.__name__ if isinstance(value, TreeValue) else "tuple"
+            raise self.error(f"a {kind} cannot be used as a number or array here (a tuple, list or dict "
+                             "argument is a pytree: each of its items is an argument of its own; pass "
+                             "np.asarray(...) of it for one array)", node, TypeMismatchError)
         if hasattr(value, "why_unusable"):  # a result adcompile does not compute (lstsq's residuals)
             raise self.error(value.why_unusable, node, calls.UnsupportedFunctionError)
         raise self.error(f"this value ({type(value).__name__}) cannot be used as a number or array",
