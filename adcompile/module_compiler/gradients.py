@@ -64,10 +64,10 @@ def static_wrt_error(fname, k):
 
 def composition_error(level, k):
     return CallError(
-        f"{level.name}: a {level.kind} with respect to the Module argument {k} inside another derivative is "
-        "not supported (its result is a dict of arrays, not one array); for second derivatives with respect "
-        f"to a model's parameters use adcompile.hessian(f, wrt={k}) (a dict of dicts) or adcompile.hvp(f, "
-        "primals, tangents) with a tangent dict, and for derivatives of a non-scalar output "
+        f"{level.name}: a {level.kind} with respect to the Module (or tuple, list, dict) argument {k} inside "
+        "another derivative is not supported (its result is a dict of arrays, not one array); for second "
+        f"derivatives with respect to a model's parameters use adcompile.hessian(f, wrt={k}) (a dict of dicts) "
+        "or adcompile.hvp(f, primals, tangents) with a tangent dict, and for derivatives of a non-scalar output "
         f"adcompile.jacobian(f, wrt={k}) or adcompile.vjp")
 
 

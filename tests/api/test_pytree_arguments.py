@@ -248,3 +248,9 @@ def test_a_module_takes_and_returns_dicts_and_a_dict_next_to_it_has_a_gradient()
     grads = adcompile.grad(gate_loss, wrt=1)(gate, batch)
     assert_trees_close(grads, tree_gradient_by_differences(gate_loss, [gate, batch], 1), 1e-6, 1e-8, "batch")
     assert list(adcompile.grad(gate_loss)(gate, batch)) == ["lin.weight", "lin.bias"]
+
+
+def test_a_derivative_of_a_pytree_gradient_is_refused_with_the_alternatives():
+    loss = adcompile.compile(mlp_loss, backend="python")
+    with pytest.raises(CallError, match=r"tuple, list, dict\) argument 0 inside another derivative.*hessian"):
+        adcompile.jacobian(adcompile.grad(loss), wrt=1)(PARAMS, X, Y)
