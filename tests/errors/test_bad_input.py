@@ -75,11 +75,6 @@ def uses_with(x):
     return np.sum(y)
 
 
-def uses_lambda(x):
-    double = lambda v: v * 2.0  # noqa: E731
-    return np.sum(double(x))
-
-
 def uses_class(x):
     class Box:
         pass
@@ -245,8 +240,6 @@ BAD_CASES = [
     ("yield", lambda: py(uses_yield)(X3), UnsupportedSyntaxError, ["yield"], "yield np.sum(x)"),
     ("try", lambda: py(uses_try)(X3), UnsupportedSyntaxError, ["try"], "try:"),
     ("with", lambda: py(uses_with)(X3), UnsupportedSyntaxError, ["with"], "with open(os.devnull) as handle:"),
-    ("lambda-assigned-and-called", lambda: adcompile.grad(py(uses_lambda))(X3), UnsupportedSyntaxError,
-     ["lambda"], "double = lambda v: v * 2.0  # noqa: E731"),
     ("class", lambda: py(uses_class)(X3), UnsupportedSyntaxError, ["class"], "class Box:"),
     ("star-args", lambda: py(uses_star_args)(X3), UnsupportedSyntaxError, ["*"], "def uses_star_args(*xs):"),
     ("nonlocal", lambda: py(uses_nonlocal)(X3), UnsupportedSyntaxError, ["nonlocal"], "nonlocal total"),
