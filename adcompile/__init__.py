@@ -7,7 +7,7 @@
 """
 from .api.functions import compile, grad, value_and_grad
 from .backend.cache_folder import clear_cache
-from .derivatives.forward import hessian, hvp, jacobian, jvp
+from .derivatives.forward import hessian, hvp, jacfwd, jacobian, jacrev, jvp
 from .derivatives.pullback import vjp
 from .derivatives.vmapping import vmap
 from .derivatives import nested as _nested  # noqa: F401  (derivatives callable inside compiled code)
@@ -18,8 +18,9 @@ from .inspection.source import ir, source, source_path
 from .inspection.ir_stages import ir_stages
 from .checks.gradcheck import gradcheck, gradgradcheck
 
-__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "vmap", "source",
-           "AdCompileError", "checkpointed", "gradcheck", "gradgradcheck", "clear_cache", "ir", "ir_stages", "source_path"]
+__all__ = ["compile", "grad", "value_and_grad", "vjp", "jvp", "hvp", "hessian", "jacobian", "jacrev", "jacfwd",
+           "vmap", "source", "AdCompileError", "checkpointed", "gradcheck", "gradgradcheck", "clear_cache", "ir",
+           "ir_stages", "source_path"]
 from .version import __version__  # noqa: E402
 from .custom.function import Function, once_differentiable  # noqa: E402
 from .custom.stop_gradient import stop_gradient  # noqa: E402
@@ -39,5 +40,6 @@ from .training.fitting import fit  # noqa: E402
 from .training.loops import backward, batch_order, train_step  # noqa: E402
 from . import optim, nn  # noqa: E402,F401
 from .modules import init  # noqa: E402,F401
+from . import tree  # noqa: E402,F401
 
-__all__ += ["backward", "train_step", "fit", "batch_order", "optim", "init", "nn"]
+__all__ += ["backward", "train_step", "fit", "batch_order", "optim", "init", "nn", "tree"]

@@ -44,7 +44,7 @@ REJECTED = [  # (function in snippets/rejected.py, arguments, why)
     ("uses_try", (np.ones(3),), "Exceptions need control flow numba cannot compile."),
     ("uses_generator", (np.ones(3),), "A generator has no numba type; sum in a loop."),
     ("uses_comprehension", (np.ones(3),), "Lists of arrays have no numba type; write a loop."),
-    ("uses_dict", (np.ones(3),), "Only numbers, arrays, tuples and None are values."),
+    ("uses_dict", (np.ones(3),), "Dicts are compile-time containers: their keys are constant strings."),
     ("reads_through_mask", (np.ones((3, 2)),), "`x[mask]` and `A[row_mask]` are read (their length is "
      "a run-time value); a mask combined with other indices is not."),
     ("no_rule", (np.eye(2),), "A numpy function without a derivative rule is an error, never a silent zero."),
@@ -195,6 +195,7 @@ def api_submodules():
               ("adcompile.nn.functional", _public(adcompile.nn.functional, "adcompile.nn")),
               ("adcompile.nn.utils", _public(adcompile.nn.utils, "adcompile.nn")),
               ("adcompile.modules.init", _public(adcompile.modules.init, "adcompile.modules.init")),
+              ("adcompile.tree", _public(adcompile.tree, "adcompile.tree")),
               ("adcompile.optim", [(name, getattr(adcompile.optim, name))
                                    for name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")]),
               ("adcompile.optim.lr_scheduler", [(name, getattr(lr_scheduler, name))

@@ -131,3 +131,33 @@ def assert_symmetric(hessian, rtol, atol, what="Hessian"):
     n = int(np.sqrt(np.size(hessian)))
     matrix = np.reshape(hessian, (n, n))
     np.testing.assert_allclose(matrix, matrix.T, rtol=rtol, atol=atol, err_msg=f"{what} is not symmetric")
+
+
+# ------------------------------------------------------------------ pytrees
+def tree_gradient_by_differences(f, args, k=0, eps=STEP):
+    """The gradient of the scalar ``f`` with respect to the pytree argument ``k`` (a dict, list,
+    tuple ... of arrays and floats): the same structure, each leaf by central differences."""
+    from adcompile import tree  # the flattening under test is exercised elsewhere; this only walks leaves
+
+    leaves, treedef = tree.flatten(args[k])
+
+    def with_leaf(j, value):
+        changed = list(leaves)
+        changed[j] = value
+        return [treedef.unflatten(changed) if m == k else a for m, a in enumerate(args)]
+
+    gradients = [gradient_by_differences(lambda x, j=j: f(*with_leaf(j, x)), [leaf], 0, eps)
+                 for j, leaf in enumerate(leaves)]
+    return treedef.unflatten(gradients)
+
+
+def assert_trees_close(actual, expected, rtol, atol, what):
+    """Two pytrees of the same structure with close leaves."""
+    from adcompile import tree
+
+    actual_leaves, actual_def = tree.flatten(actual)
+    expected_leaves, expected_def = tree.flatten(expected)
+    assert actual_def == expected_def, f"{what}: structure {actual_def} != {expected_def}"
+    for path, a, e in zip(expected_def.paths(), actual_leaves, expected_leaves):
+        np.testing.assert_allclose(np.asarray(a, dtype=np.float64), np.asarray(e, dtype=np.float64), rtol=rtol,
+                                   atol=atol, err_msg=f"{what} at {path}")

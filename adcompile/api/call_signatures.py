@@ -11,8 +11,8 @@ runs a flat function of the module's parameter and buffer arrays, which the comp
 arguments (``module_compiler/``, through ``modules/dispatch.py``) names.
 """
 from ..errors import CallError
-from ..modules.module import Module
 from ..modules.dispatch import module_compiler
+from ..modules.module import needs_flat_function
 
 
 def last_signature(target):
@@ -38,7 +38,7 @@ def resolve(target, args, what="source", kwargs=None):
     of the flat function of the module's arrays, with the flat arguments' signature."""
     if args or kwargs:
         args = target.call_arguments(args, kwargs)
-        if any(isinstance(arg, Module) for arg in args):
+        if needs_flat_function(args):  # a Module or a pytree: its leaves are the flat function's arguments
             target, args = module_compiler().flat_target(target, args, what)
         return target, target.signature(args)
     sig = last_signature(target)

@@ -21,15 +21,17 @@ from ..errors import (AdCompileError, CallError, Location, SourceUnavailableErro
 from ..frontend.parse import translate
 from ..frontend.source import function_name
 from ..custom.rules import is_custom_rule
+from ..frontend.values import regroup_results
 from .derived_reverse import pullback_ir, reverse_applies, reverse_of_derived
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
 from ..ir.nodes import For, While, walk
 from ..ir.types import describe_value, type_of_value
 from ..lowering.pipeline import lower_for_backend
+from .aux_outputs import aux_structure, finish_with_aux, loss_function, with_aux_results
 from .matrix_ir import matrix_ir
-from ..modules.module import Module
 from ..modules.dispatch import module_compiler
+from ..modules.module import needs_flat_function
 from .notebook_display import html_display
 from .observed_passes import optimize_observed
 from .run_errors import explain_failure
@@ -69,8 +71,7 @@ def has_loops(fn_ir):
     return any(isinstance(stmt, (For, While)) for stmt in walk(fn_ir.body))
 
 
-def _has_module(args):
-    return any(isinstance(a, Module) for a in args)
+_has_module = needs_flat_function  # a Module or a pytree argument: ``module_compiler/`` runs the call
 
 
 def _fast_key(value):
@@ -88,6 +89,8 @@ class _Specialised:
     fuse = None  # loop fusion for numba: None follows ADCOMPILE_FUSE (on unless "0")
     parallel = False  # fused loops without a loop-carried dependence use numba.prange
     _boundscheck = True  # numba checks the user's indices (an IndexError, as numpy raises)
+    returns_primal = True  # the results are the user function's (not a derived function's)
+    static_positions = ()  # compile(f, static_argnums=...): arguments that are compile-time constants
 
     def __init__(self):
         self._specs = {}
@@ -143,8 +146,14 @@ class _Specialised:
         return plan
 
     def finisher(self, sig, fn_ir):
+        """The user's result from the compiled code's: float32 scalars restored, and a nested
+        tuple, a list or a dict that the code returns flat rebuilt (its ``result_structure``)."""
         needs_float32 = any(atom.type.dtype == "f4" and atom.type.ndim == 0 for atom in fn_ir.results)
-        return (lambda result: restore_float32(fn_ir, result)) if needs_float32 else (lambda result: result)
+        restore = (lambda result: restore_float32(fn_ir, result)) if needs_float32 else (lambda result: result)
+        structure = getattr(fn_ir, "result_structure", None) if self.returns_primal else None
+        if structure is None:
+            return restore
+        return lambda result: regroup_results(structure, restore(result))
 
     def signature(self, args):
         return signature_of(args, self.name)
@@ -215,7 +224,8 @@ class _Specialised:
         key = tuple(map(_fast_key, args))
         plan = self._fast_plans.get(key)
         if plan is None:
-            if _has_module(args):  # a Module argument: compiled as a flat function of its arrays
+            if self.static_positions or _has_module(args):  # a Module, pytree or static argument:
+                # compiled as a flat function of the arrays (module_compiler/)
                 return module_compiler().run(self, args, extra)
             self.check_arity(args)
             sig = self.signature(args)
@@ -263,7 +273,8 @@ class _Specialised:
 class CompiledFunction(_Specialised):
     """``@adcompile.compile``: calling it runs the compiled forward function."""
 
-    def __init__(self, pyfunc, backend="numba", tiered=None, fuse=None, parallel=False, boundscheck=True):
+    def __init__(self, pyfunc, backend="numba", tiered=None, fuse=None, parallel=False, boundscheck=True,
+                 static_argnums=(), static_argnames=()):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
@@ -277,6 +288,7 @@ class CompiledFunction(_Specialised):
         self._boundscheck = bool(boundscheck)
         self.name = function_name(pyfunc)  # a lambda's: the name it is assigned to, or lambda_<line>
         self.param_names = list(inspect.signature(pyfunc).parameters)
+        self.static_positions = static_positions(self.name, self.param_names, static_argnums, static_argnames)
         self._ir = {}
         self.__doc__ = pyfunc.__doc__
         self.__wrapped__ = pyfunc
@@ -318,6 +330,24 @@ class CompiledFunction(_Specialised):
 
     def __repr__(self):
         return f"<adcompile.compile {self.name}>"
+
+
+def static_positions(name, param_names, argnums, argnames):
+    """The sorted positions of the static arguments named by ``static_argnums``/``static_argnames``."""
+    argnums = (argnums,) if isinstance(argnums, (int, np.integer)) else tuple(argnums or ())
+    argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames or ())
+    positions = set()
+    for k in argnums:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not -len(param_names) <= k < len(param_names):
+            raise CallError(f"compile({name}): static_argnums={k!r} is not the position of one of its arguments "
+                            f"({', '.join(param_names)})")
+        positions.add(int(k) % len(param_names))
+    for argname in argnames:
+        if argname not in param_names:
+            raise CallError(f"compile({name}): static_argnames={argname!r} names no argument of it "
+                            f"({', '.join(param_names)})")
+        positions.add(param_names.index(argname))
+    return tuple(sorted(positions))
 
 
 def _reject_async(pyfunc):
@@ -382,10 +412,17 @@ class DerivedFunction(_Specialised):
     an IR function that the transforms take again.
     """
 
-    def __init__(self, base, kind, wrt, tangents_only=False, mode="rev"):
+    returns_primal = False
+
+    @property
+    def static_positions(self):
+        return self.base.static_positions
+
+    def __init__(self, base, kind, wrt, tangents_only=False, mode="rev", has_aux=False):
         super().__init__()
         self.base = as_compiled(base)
         self.kind = kind
+        self.has_aux = bool(has_aux)  # grad, value_and_grad: the base returns (loss, aux) (aux_outputs.py)
         self.tangents_only = tangents_only  # jvp: return only the output tangents
         self.mode = mode  # jacobian: "rev" (rows of vjps) or "fwd" (columns of jvps)
         self.backend = self.base.backend
@@ -467,6 +504,8 @@ class DerivedFunction(_Specialised):
                 derived.results = derived.results[len(base_ir.results):]
         elif self.kind in MATRIX_KINDS:
             derived = self.matrix_ir(sig, wrt[0])
+        elif self.has_aux:
+            derived = self.reverse_with_aux(sig, wrt)
         elif isinstance(self.base, DerivedFunction):
             if self.kind in ("grad", "value_and_grad"):
                 self.check_scalar_output(self.base.ir(sig))
@@ -479,6 +518,15 @@ class DerivedFunction(_Specialised):
         if OPTIMIZE:
             derived = optimize_observed(copy_function(derived), self.name)  # ir_stages can watch
         return derived
+
+    def reverse_with_aux(self, sig, wrt):
+        """Reverse mode of ``(loss, aux) = f(...)`` with respect to ``loss`` only, aux returned too."""
+        if isinstance(self.base, DerivedFunction):
+            raise CallError(f"{self.name}: has_aux=True takes a compiled or plain Python function returning "
+                            f"(loss, aux), not the derived function {self.base.name}")
+        loss, copies, namer = loss_function(self.base.ir(sig), self.name)
+        self.check_scalar_output(loss)
+        return with_aux_results(reverse(loss, wrt, namer, mode=self.kind), copies, len(wrt))
 
     def matrix_ir(self, sig, index):
         """The Hessian (a Jacobian of the gradient, by columns: forward over reverse) or the
@@ -518,6 +566,10 @@ class DerivedFunction(_Specialised):
         restore = super().finisher(sig, fn_ir)
         if self.kind not in ("grad", "value_and_grad"):
             return restore
+        if self.has_aux:
+            aux_def = aux_structure(self.base.ir(sig), self.name)
+            finish = finish_with_aux(self.kind, aux_def, len(self.resolved_wrt(sig)), self.wrt_is_tuple)
+            return lambda result: finish(restore(result))
 
         n_wrt = len(self.resolved_wrt(sig))
         single_value = self.kind == "value_and_grad" and not self.base.ir(sig).returns_tuple
@@ -575,7 +627,8 @@ class DerivedFunction(_Specialised):
         return f"<adcompile {self.name}>"
 
 
-def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False, boundscheck=True):
+def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False, boundscheck=True,
+            static_argnums=(), static_argnames=()):
     """Decorator: compile ``fn`` with numba (``backend='python'`` runs the generated Python).
 
     Nothing is compiled before the first call; code is generated per argument signature
@@ -590,6 +643,9 @@ def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False,
     naming the line); ``boundscheck=False`` drops the checks, for speed, where the indices
     are known to be in range (an index out of range then reads or writes whatever memory is
     there). Functions derived from ``fn`` (``grad``, ``hessian`` ...) inherit these options.
+    ``static_argnums`` / ``static_argnames`` (ints / names, as in ``jax.jit``) name arguments
+    whose values are compile-time constants (a string choosing a branch, a tuple of sizes):
+    hashable values, one specialisation per value, skipped by derivatives.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")  # without backend=, numba compiles the generated code
@@ -605,17 +661,40 @@ def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False,
         return k * np.sum(x * x)
     <BLANKLINE>
     """
-    options = dict(backend=backend, tiered=tiered, fuse=fuse, parallel=parallel, boundscheck=boundscheck)
+    options = dict(backend=backend, tiered=tiered, fuse=fuse, parallel=parallel, boundscheck=boundscheck,
+                   static_argnums=static_argnums, static_argnames=static_argnames)
     if fn is None:
         return lambda f: CompiledFunction(f, **options)
     return CompiledFunction(fn, **options)
 
 
-def grad(f, wrt=0):
-    """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt``: an int, an
-    argument name, or a tuple of them (then the result is a tuple of gradients). A gradient
-    has its argument's shape and dtype. ``f`` may be a plain Python function (then it is
-    compiled with numba) or an ``adcompile.compile`` function.
+def _wrt_or_argnums(what, wrt, argnums):
+    """``wrt``, or JAX's spelling ``argnums=`` of it (not both)."""
+    if argnums is not None:
+        if wrt is not _DEFAULT_WRT:
+            raise CallError(f"{what}: pass wrt= or argnums= (JAX's name for it), not both")
+        return argnums
+    return 0 if wrt is _DEFAULT_WRT else wrt
+
+
+class _DefaultWrt:
+    """``wrt`` not given (so that ``argnums=`` may be): argument 0."""
+
+    def __repr__(self):
+        return "0"
+
+
+_DEFAULT_WRT = _DefaultWrt()
+
+
+def grad(f, wrt=_DEFAULT_WRT, *, argnums=None, has_aux=False):
+    """The gradient of scalar-valued ``f`` with respect to argument(s) ``wrt`` (default 0): an
+    int, an argument name, or a tuple of them (then the result is a tuple of gradients).
+    ``argnums=`` is JAX's name for ``wrt``. A gradient has its argument's shape and dtype, and
+    the gradient with respect to a tuple, list or dict of arrays (a pytree) is a tuple, list or
+    dict like it. With ``has_aux=True``, ``f`` returns ``(loss, aux)``; the result is
+    ``(gradient, aux)``. ``f`` may be a plain Python function (then it is compiled with numba)
+    or an ``adcompile.compile`` function.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -626,12 +705,21 @@ def grad(f, wrt=0):
     array([12.,  0.])
     >>> adcompile.grad(loss, wrt=("w", "x"))(w, x)
     (array([12.,  0.]), array([4., 0.]))
+    >>> @adcompile.compile(backend="python")
+    ... def fit(params, x, y):  # a dict of parameters, read with constant keys
+    ...     residual = params["slope"] * x + params["bias"] - y
+    ...     return np.sum(residual ** 2), residual  # (loss, aux)
+    >>> grads, residual = adcompile.grad(fit, has_aux=True)({"slope": 1.0, "bias": 0.0}, w, x)
+    >>> {name: float(g) for name, g in grads.items()}  # a dict like params
+    {'bias': -1.0, 'slope': 2.0}
     """
-    return DerivedFunction(f, "grad", wrt)
+    return DerivedFunction(f, "grad", _wrt_or_argnums("grad", wrt, argnums), has_aux=has_aux)
 
 
-def value_and_grad(f, wrt=0):
-    """A function returning ``(f(*args), gradient(s))`` from one pass (``wrt`` as in ``grad``).
+def value_and_grad(f, wrt=_DEFAULT_WRT, *, argnums=None, has_aux=False):
+    """A function returning ``(f(*args), gradient(s))`` from one pass (``wrt``, ``argnums`` as
+    in ``grad``). With ``has_aux=True``, ``f`` returns ``(loss, aux)`` and the result is
+    ``((loss, aux), gradient(s))``, as JAX's.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -640,8 +728,15 @@ def value_and_grad(f, wrt=0):
     >>> value, gradient = adcompile.value_and_grad(loss)(np.array([1.0, -3.0]))
     >>> float(value), gradient
     (10.0, array([ 2., -6.]))
+    >>> @adcompile.compile(backend="python")
+    ... def total(ws):  # a list argument
+    ...     first, second = ws
+    ...     return np.sum(first ** 2) + np.sum(second ** 2)
+    >>> value, grads = adcompile.value_and_grad(total)([np.array([1.0]), np.array([2.0])])
+    >>> grads  # a list of gradients
+    [array([2.]), array([4.])]
     """
-    return DerivedFunction(f, "value_and_grad", wrt)
+    return DerivedFunction(f, "value_and_grad", _wrt_or_argnums("value_and_grad", wrt, argnums), has_aux=has_aux)
 
 
 def _check_against(values, outs, what):

@@ -11,6 +11,7 @@ import numpy as np
 from ..boundary import api_boundary
 from ..api.derived_cache import compiled_function, derived_function
 from ..derivatives.forward import hvp
+from ..tree import flatten, is_container, path_text
 from .custom_functions import check_backward, check_double_backward, function_of
 from .numeric import FIRST_ORDER, SECOND_ORDER, GradcheckError, check_gradient, check_hessian_vector_products, \
     tolerances
@@ -25,7 +26,8 @@ def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise
     at most ``max_elementwise`` elements per argument, a random sample of larger ones) and
     along a random unit direction. ``eps``, ``rtol``, ``atol`` are used as given; left out,
     they default by precision: float64 eps 1e-6, rtol 1e-5, atol 1e-7; float32 rtol 2e-2,
-    atol 1e-3, with the differences taken in float64. ``order=2`` also checks second derivatives (see ``gradgradcheck``;
+    atol 1e-3, with the differences taken in float64. A tuple, list or dict argument is checked
+    leaf by leaf (an error names the leaf: ``params['W1']``). ``order=2`` also checks second derivatives (see ``gradgradcheck``;
     given tolerances apply to both). ``gradcheck(MyFn.apply, inputs)`` checks the
     hand-written ``backward`` of a custom Function.
 
@@ -52,15 +54,39 @@ def gradcheck(f, args, wrt=None, eps=None, rtol=None, atol=None, max_elementwise
     wrt = tuple(names.index(k) if isinstance(k, str) else k for k in wrt)
     grads = derived_function(compiled, "grad", wrt)(*args)
     rng = np.random.default_rng(seed)
+    if any(is_container(args[k]) for k in wrt):  # a pytree argument: each leaf checked by its path
+        compiled, args, wrt, grads, names = _by_leaves(compiled, args, wrt, grads, names)
     for position, k in enumerate(wrt):
         step, r_tol, a_tol = tolerances(FIRST_ORDER, [args[k]], eps, rtol, atol)
         check_gradient(compiled, args, k, grads[position], names[k], step, r_tol, a_tol, max_elementwise, rng)
     return True
 
 
+def _by_leaves(compiled, args, wrt, grads, names):
+    """The check of gradients with respect to pytree arguments as one of their leaves: (a
+    function of the flat leaves, the leaves, the flat wrt, the flat gradients, the leaves' names)."""
+    flat_args, flat_names, rebuild, flat_wrt, flat_grads = [], [], [], [], []
+    for k, value in enumerate(args):
+        leaves, treedef = flatten(value) if is_container(value) else ([value], None)
+        paths = treedef.paths() if treedef is not None else [()]
+        start = len(flat_args)
+        flat_args += leaves
+        flat_names += [path_text(names[k], path) for path in paths]
+        rebuild.append((start, len(leaves), treedef))
+        if k in wrt:
+            gradient = grads[wrt.index(k)]
+            flat_wrt += range(start, start + len(leaves))
+            flat_grads += flatten(gradient)[0] if treedef is not None else [gradient]
+
+    def of_leaves(*leaves):
+        return compiled(*[treedef.unflatten(leaves[start:start + n]) if treedef is not None else leaves[start]
+                          for start, n, treedef in rebuild])
+    return of_leaves, flat_args, tuple(flat_wrt), flat_grads, flat_names
+
+
 def _float_args(args):
-    return tuple(k for k, a in enumerate(args)
-                 if isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
+    return tuple(k for k, a in enumerate(args) if is_container(a) or
+                 isinstance(a, (float, np.floating)) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
 
 
 @api_boundary

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import CallError
 from ..module_compiler import flat_arguments, flat_function
 from ..modules.step_counters import advance, step_counters
-from ..optim.one_cycle import OneCycleLR
+from ..optim.lr_scheduler.one_cycle import OneCycleLR
 from ..training.fitting import check_scheduler, checked_validation_data, step_after_epoch, validation_loss
 from ..training.history import History
 from ..training.loops import (_backend, _batch_names, _check_model, _Program, _python_function, _trainable_entries,

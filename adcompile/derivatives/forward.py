@@ -10,7 +10,7 @@ IR), so they can be compiled, inspected, called in compiled code and differentia
 import numpy as np
 
 from ..boundary import api_boundary
-from ..api.functions import DerivedFunction, _has_module
+from ..api.functions import _DEFAULT_WRT, DerivedFunction, _has_module, _wrt_or_argnums
 from ..api.derived_cache import compiled_function, derived_function
 from ..errors import CallError
 from ..modules.dispatch import module_compiler
@@ -138,9 +138,10 @@ def _quick_hvp(compiled, primals, tangents):
     return product.run(primals, tangents)[0]
 
 
-def hessian(f, wrt=0):
-    """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``,
-    shape ``x.shape + x.shape`` (forward over reverse: one jvp of the gradient with all unit
+def hessian(f, wrt=_DEFAULT_WRT, *, argnums=None):
+    """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``
+    (``argnums=``, JAX's name, also), shape ``x.shape + x.shape`` (for a dict of arrays, as in
+    JAX, a dict of dicts: ``H["a"]["b"]`` of shape ``a.shape + b.shape``) (forward over reverse: one jvp of the gradient with all unit
     tangents at once, or a generated loop with one jvp per column where the jvp cannot be
     batched). It takes ``f``'s arguments as ``f`` does (keywords, defaults) and is
     a derived function like ``grad(f)``: ``adcompile.source`` shows it, compiled code can call
@@ -154,12 +155,14 @@ def hessian(f, wrt=0):
     array([[6., 2.],
            [2., 0.]])
     """
+    wrt = _wrt_or_argnums("hessian", wrt, argnums)
     return DerivedFunction(f, "hessian", _single_wrt(f, wrt, "hessian"))
 
 
-def jacobian(f, wrt=0, mode="rev"):
+def jacobian(f, wrt=_DEFAULT_WRT, mode="rev", *, argnums=None):
     """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
-    ``wrt``, shape ``out.shape + x.shape``. ``mode`` is "rev" (a generated loop with one vjp
+    ``wrt`` (``argnums=``, JAX's name, also), shape ``out.shape + x.shape`` (for a dict of
+    arrays, a dict of such arrays). ``jacrev(f)`` and ``jacfwd(f)`` are its two modes. ``mode`` is "rev" (a generated loop with one vjp
     per output element) or "fwd" (one jvp with all unit tangents at once, or a loop of one jvp
     per input element where it cannot be batched; "rev" of a derived function that reverse
     mode does not take is computed this way too). It takes ``f``'s arguments as ``f``
@@ -179,7 +182,37 @@ def jacobian(f, wrt=0, mode="rev"):
     """
     if mode not in ("rev", "fwd"):
         raise CallError("jacobian: mode must be 'rev' or 'fwd'")
+    wrt = _wrt_or_argnums("jacobian", wrt, argnums)
     return DerivedFunction(f, "jacobian", _single_wrt(f, wrt, "jacobian"), mode=mode)
+
+
+def jacrev(f, wrt=_DEFAULT_WRT, *, argnums=None):
+    """JAX's ``jacrev``: ``jacobian(f, wrt, mode="rev")`` (``argnums=`` another name of ``wrt``).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(x):
+    ...     return x ** 2
+    >>> adcompile.jacrev(f)(np.array([1.0, 3.0]))
+    array([[2., 0.],
+           [0., 6.]])
+    """
+    return jacobian(f, _wrt_or_argnums("jacrev", wrt, argnums), mode="rev")
+
+
+def jacfwd(f, wrt=_DEFAULT_WRT, *, argnums=None):
+    """JAX's ``jacfwd``: ``jacobian(f, wrt, mode="fwd")`` (``argnums=`` another name of ``wrt``).
+
+    >>> import numpy as np, adcompile
+    >>> @adcompile.compile(backend="python")
+    ... def f(params):
+    ...     return params["a"] * params["b"]
+    >>> jac = adcompile.jacfwd(f)({"a": np.array([1.0, 2.0]), "b": np.array([3.0, 4.0])})
+    >>> jac["a"]  # a dict like the argument: d out / d a
+    array([[3., 0.],
+           [0., 4.]])
+    """
+    return jacobian(f, _wrt_or_argnums("jacfwd", wrt, argnums), mode="fwd")
 
 
 def _single_wrt(f, wrt, what):

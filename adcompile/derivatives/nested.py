@@ -38,10 +38,24 @@ class DerivativeFactory:
             return call_jvp(tr, args, kwargs, node)
         if not args:
             raise tr.error(f"adcompile.{self.kind} needs a function", node, CallError)
-        wrt = kwargs.get("wrt", args[1] if len(args) > 1 else None)
+        _check_in_code_keywords(tr, self.kind, kwargs, node)
+        wrt = kwargs.get("wrt", kwargs.get("argnums", args[1] if len(args) > 1 else None))
         mode = kwargs.get("mode", args[2] if len(args) > 2 else None)
         mode = "rev" if mode is None else _static_mode(tr, mode, node)
         return DerivedInCode(self.kind, _base_function(tr, args[0], node), _static_wrt(tr, wrt, node), mode)
+
+
+def _check_in_code_keywords(tr, kind, kwargs, node):
+    """Keywords of a derivative taken inside compiled code: ``wrt`` (or ``argnums``) and ``mode``."""
+    unknown = sorted(set(kwargs) - {"wrt", "argnums", "mode"})
+    if unknown == ["has_aux"]:
+        raise tr.error(f"adcompile.{kind}(..., has_aux=...) inside compiled code is not supported; take it "
+                       "outside (or differentiate a function returning the loss only)", node, CallError)
+    if unknown:
+        raise tr.error(f"adcompile.{kind} inside compiled code takes wrt= (argnums=) and mode=, not "
+                       f"{', '.join(unknown)}", node, CallError)
+    if "wrt" in kwargs and "argnums" in kwargs:
+        raise tr.error(f"adcompile.{kind}: pass wrt= or argnums=, not both", node, CallError)
 
 
 def _static_mode(tr, mode, node):
@@ -170,6 +184,9 @@ class DerivedInCode:
 
     def compile_call(self, tr, args, kwargs, node):
         derived = self.derived
+        if derived.has_aux:
+            raise tr.error(f"{derived.name} (has_aux=True) cannot be called inside compiled code; call it "
+                           "outside", node, CallError)
         if kwargs or len(args) != len(derived.param_names):  # keywords and defaults bind as in a call
             args = list(bind_arguments(tr, derived.python_function(), args, kwargs, node).values())
         atoms = [tr.as_atom(a, node) for a in args]

@@ -14,6 +14,8 @@ indexing leave it alone, and the generated function moves it at the boundary:
 import numpy as np
 
 from ..api import functions as api
+from ..api.functions import _has_module
+from ..tree import is_container
 from ..errors import CallError, located
 from ..ir.builder import Builder, Namer
 from ..ir.clone import copy_function, inline_function
@@ -31,9 +33,14 @@ class Vectorized(api._Specialised):
         self.backend = self.base.backend
         self.param_names = self.base.param_names
         self.name = f"vmap({self.base.name})"
+        self.in_axes = in_axes
         self.batched = _batched_positions(in_axes, len(self.param_names), self.name)
         self.__doc__ = (f"{self.base.name} applied to each member of a batch: the leading axis of "
                         f"{', '.join(self.param_names[k] for k in self.batched)}.")
+
+    @property
+    def static_positions(self):
+        return self.base.static_positions
 
     def origin(self):
         return f"vmap of {self.base.origin()}"
@@ -82,6 +89,8 @@ class Vectorized(api._Specialised):
     def invoke(self, args, kwargs):
         if kwargs or len(args) != len(self.param_names):
             args = self.call_arguments(args, kwargs)
+        if _has_module(args):  # pytree arguments: the vmap of the flat function (module_compiler/mapped.py)
+            return self.run(args)
         sizes = {np.shape(args[k])[0] for k in self.batched if np.ndim(args[k])}
         if len(sizes) > 1:
             raise CallError(f"{self.name}: the batched arguments have different leading lengths {sorted(sizes)}")
@@ -101,21 +110,31 @@ def _moved(b, x, to_last):
 
 
 def _batched_positions(in_axes, count, name):
-    if in_axes == 0:
+    """The positions of the arguments mapped over (an entry of ``in_axes`` that is a pytree
+    prefix of its argument, such as {"W": 0, "b": None}, counts as mapped: its leaves are
+    sorted out at the call)."""
+    if isinstance(in_axes, int) and not isinstance(in_axes, bool) and in_axes == 0:
         return list(range(count))
-    if not isinstance(in_axes, (tuple, list)) or len(in_axes) != count or any(a not in (0, None) for a in in_axes):
+    if not isinstance(in_axes, (tuple, list)) or len(in_axes) != count or \
+            any(not _is_axis(a) and not is_container(a) for a in in_axes):
         raise CallError(f"{name}: in_axes must be 0 or a tuple with 0 or None for each of its {count} "
-                        f"arguments, not {in_axes!r}")
+                        f"arguments (for a tuple, list or dict argument, 0, None or a tree of them "
+                        f"like the argument), not {in_axes!r}")
     if all(a is None for a in in_axes):
         raise CallError(f"{name}: in_axes maps no argument")
-    return [k for k, a in enumerate(in_axes) if a == 0]
+    return [k for k, a in enumerate(in_axes) if a is not None]
+
+
+def _is_axis(a):
+    return a is None or (isinstance(a, int) and not isinstance(a, bool) and a == 0)
 
 
 def vmap(f, in_axes=0):
     """``f`` applied to every member of a batch in one pass: the batched arguments (every
     argument for ``in_axes=0``, else those with 0 in the tuple ``in_axes``; None leaves an
     argument as it is for all members) have the members along their leading axis, and so
-    has every result. ``f`` is a Python function or a compiled or derived function
+    has every result. For a tuple, list or dict argument the entry of ``in_axes`` may be a
+    tree prefix of it, as in JAX (``({"W": None, "b": 0}, 0)``). ``f`` is a Python function or a compiled or derived function
     (``vmap(grad(f))`` gives one gradient per member); the result is a function like
     ``grad(f)``, which can be inspected and differentiated.
 

@@ -295,7 +295,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
                 self.env.pop(key, None)
             self.bind(key, self.as_atom(item, node), node)
             items.append(self.env[key])
-        result = TupleValue(items)
+        result = value.like(items)  # a dict keeps its keys
         result.runtime = True
         self.env[name] = result
 

@@ -46,7 +46,7 @@ class static_function:
     """A Python function that compiled code runs at compile time, on compile-time arguments
     (ints, floats, bools, strings, None and tuples of them), its result becoming a compile-time
     value: ``_pair(stride)`` turns ``2`` or ``(2, 1)`` into a pair while the function is being
-    compiled (``nn/conv_functional.py``). Called from Python, it is the plain function."""
+    compiled (``nn/functional/conv.py``). Called from Python, it is the plain function."""
 
     def __init__(self, fn):
         self.fn = fn

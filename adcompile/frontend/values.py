@@ -1,4 +1,7 @@
-"""Compile-time values of the frontend that are not IR atoms: tuples, ranges, None, slices."""
+"""Compile-time values of the frontend that are not IR atoms: tuples, pytree nodes (lists,
+dicts, namedtuples, registered classes), ranges, None, slices."""
+from ..tree.registry import node_type
+from ..tree.structure import LEAF, TreeDef
 
 
 class TupleValue:
@@ -6,6 +9,44 @@ class TupleValue:
 
     def __init__(self, items):
         self.items = list(items)
+
+    def like(self, items):
+        """A value of this kind holding ``items`` instead (the same keys for a dict)."""
+        return TupleValue(items)
+
+
+class TreeValue(TupleValue):
+    """A pytree node other than a tuple known at compile time: a list literal, or a list,
+    dict, namedtuple or registered class passed as an argument (flattened to its leaves at the
+    call, ``module_compiler/tree_slots.py``). ``node`` and ``aux`` are its ``adcompile.tree``
+    node type and static data; ``keys`` name its items (dict keys, field names, positions),
+    which ``items`` hold in flattening order (a dict's keys sorted)."""
+
+    def __init__(self, node, aux, items):
+        super().__init__(items)
+        self.node, self.aux = node, aux
+        self.keys = list(node.keys(aux, len(self.items)))
+
+    def like(self, items):
+        return TreeValue(self.node, self.aux, items)
+
+    @property
+    def is_mapping(self):
+        return issubclass(self.node.cls, dict)
+
+    @property
+    def has_fields(self):
+        """A namedtuple or a dataclass: items are read as attributes."""
+        return not self.is_mapping and all(isinstance(key, str) for key in self.keys) and bool(self.keys)
+
+    def item(self, key):
+        """The item under ``key`` (a dict key or a field name), or raise KeyError."""
+        return self.items[self.keys.index(key)]
+
+
+def list_value(items):
+    """A list literal ``[a, b]``: a list where it is returned, a tuple elsewhere."""
+    return TreeValue(node_type([]), None, items)
 
 
 class RangeValue:
@@ -59,8 +100,33 @@ def refers_to(value, var):
 
 
 def nested_structure(value):
-    """The shape of a returned tuple: a tuple with None per item and a tuple per inner tuple."""
-    return tuple(nested_structure(item) if isinstance(item, TupleValue) else None for item in value.items)
+    """The ``adcompile.tree.TreeDef`` of a returned tuple, list or dict of atoms."""
+    if isinstance(value, TreeValue):
+        node, aux = value.node, value.aux
+    elif isinstance(value, TupleValue):
+        node, aux = node_type(()), None
+    else:
+        return LEAF
+    return TreeDef(node, aux, [nested_structure(item) for item in value.items])
+
+
+def is_flat_tuple(structure):
+    """Whether ``structure`` (``nested_structure``) is a tuple of leaves: returned as it is."""
+    return structure.node is node_type(()) and all(child.is_leaf for child in structure.children)
+
+
+def value_of_structure(structure, items):
+    """The frontend value of ``structure`` holding the atoms ``items`` (an inlined call's result)."""
+    items = iter(items)
+
+    def build(shape):
+        if shape.is_leaf:
+            return next(items)
+        children = [build(child) for child in shape.children]
+        if shape.node is node_type(()):
+            return TupleValue(children)
+        return TreeValue(shape.node, shape.aux, children)
+    return build(structure)
 
 
 def flat_items(value):
@@ -73,9 +139,5 @@ def flat_items(value):
 
 
 def regroup_results(structure, items):
-    """The nested tuple of ``structure`` (``nested_structure``) holding ``items`` in order."""
-    items = iter(items)
-
-    def build(shape):
-        return tuple(build(inner) if isinstance(inner, tuple) else next(items) for inner in shape)
-    return build(structure)
+    """The tuple, list or dict of ``structure`` (``nested_structure``) holding ``items`` in order."""
+    return structure.unflatten(items)

@@ -7,10 +7,10 @@ from ..errors import CallError
 from ..modules.module import Module
 from ..modules.parameter import Parameter
 from ..modules.step_counters import step_counters
-from ..frontend.values import regroup_results
 from .flat_functions import flat_function
 from .tree_keys import TreeStamp
-from .values import TupleSlot
+from ..tree import flatten, is_container
+from .tree_slots import TreeSlot
 
 
 class _CallPlan:
@@ -26,20 +26,22 @@ class _CallPlan:
         self.forward = forward
         self.signature = inspect.signature(forward)
         self.module = weakref.ref(module)
-        self.flats = {}  # per tuple structure of the arguments: the flat function
+        self.flats = {}  # per tree structure of the arguments (lstm(x, (h0, c0))): the flat function
         self.flat = self.flat_for(())
         self.params = [p for _, p in module.named_parameters()]
         self.buffers = [b for _, b in module.named_buffers()]
         self.counters = [counter for _, counter in step_counters(module)]
 
-    def flat_for(self, tuple_sizes):
-        """The flat function for arguments whose tuples have ``tuple_sizes`` ((position, size)...)."""
-        flat = self.flats.get(tuple_sizes)
+    def flat_for(self, trees):
+        """The flat function for arguments that are pytrees: ``trees`` ((position, argument)...)."""
+        key = tuple((position, flatten(value)[1]) for position, value in trees)
+        flat = self.flats.get(key)
         if flat is None:
-            structure = [None] * (len(self.signature.parameters) - 1)
-            for position, size in tuple_sizes:
-                structure[position] = TupleSlot(size)
-            flat = self.flats[tuple_sizes] = flat_function(self.forward, [self.module()] + structure, self.backend)
+            names = list(self.signature.parameters)[1:]
+            structure = [None] * len(names)
+            for position, value in trees:
+                structure[position] = TreeSlot.of(value, names[position], f"{type(self.module()).__name__}.forward")
+            flat = self.flats[key] = flat_function(self.forward, [self.module()] + structure, self.backend)
         return flat
 
 
@@ -63,12 +65,10 @@ def call_module(module, args, kwargs):
     if any(isinstance(a, (Module, Parameter)) for a in args):
         args = [a.data if isinstance(a, Parameter) else a for a in args]
     flat = plan.flat
-    if any(isinstance(a, tuple) for a in args):  # lstm(x, (h0, c0)): one flat argument per item
-        flat = plan.flat_for(tuple((k, len(a)) for k, a in enumerate(args) if isinstance(a, tuple)))
-        args = [item for a in args for item in (a if isinstance(a, tuple) else (a,))]
-    result = flat.run([p._data for p in plan.params] + plan.buffers + list(args))
-    if flat.result_structure is not None:  # (output, (h_n, c_n)): the compiled function returns it flat
-        result = regroup_results(flat.result_structure, result)
+    if any(is_container(a) for a in args):  # lstm(x, (h0, c0)): one flat argument per leaf
+        flat = plan.flat_for(tuple((k, a) for k, a in enumerate(args) if is_container(a)))
+        args = [leaf for a in args for leaf in (flatten(a)[0] if is_container(a) else (a,))]
+    result = flat.run([p._data for p in plan.params] + plan.buffers + list(args))  # (output, (h_n, c_n)) regrouped
     for counter in plan.counters:  # random streams (Dropout) advance after a training-mode call
         counter += 1
     return result

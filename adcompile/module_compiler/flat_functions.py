@@ -11,8 +11,10 @@ from ..errors import CallError
 from ..modules.leaves import module_leaves
 from ..modules.module import Module
 from .tree_keys import module_key
-from .values import ModuleSlot, TupleSlot, translate_with_modules
+from .tree_slots import StaticSlot, TreeSlot, needs_slot
+from .values import ModuleSlot, translate_with_modules
 from ..transforms.arguments import written_arguments
+from ..tree import flatten as tree_flatten, leaves as tree_leaves
 
 _lock = threading.RLock()
 _flat_functions = {}
@@ -28,13 +30,13 @@ class FlatFunction(_Specialised):
         self.name = label or pyfunc.__name__
         names = list(inspect.signature(pyfunc).parameters)
         self.slots = [ModuleSlot(m, module_leaves(m)) if isinstance(m, Module) else
-                      m if isinstance(m, TupleSlot) else None for m in modules]
+                      m if isinstance(m, (TreeSlot, StaticSlot)) else None for m in modules]
         self.param_names = []
         self.buffer_positions = set()  # flat positions of the modules' buffers
         for name, slot in zip(names, self.slots):
             if slot is None:
                 self.param_names.append(name)
-            elif isinstance(slot, TupleSlot):
+            elif isinstance(slot, (TreeSlot, StaticSlot)):
                 self.param_names += slot.names(name)
             else:
                 start = len(self.param_names)
@@ -82,17 +84,18 @@ class FlatFunction(_Specialised):
 
     def chain(self, spec):
         """A cached chain of transforms of this flat function: ``spec`` lists (kind, flat wrt,
-        tangents_only) from the innermost transform out, e.g. (("grad", 2, False), ("jvp",
+        tangents_only[, has_aux]) from the innermost transform out, e.g. (("grad", 2, False), ("jvp",
         2, True)) is a column of the Hessian with respect to flat argument 2."""
         cache = self.__dict__.setdefault("_derived", {})
         derived = cache.get(spec)
         if derived is None:
             with self._lock:
                 fn = self
-                for k, (kind, wrt, tangents_only) in enumerate(spec):
+                for k, (kind, wrt, tangents_only, *has_aux) in enumerate(spec):
                     key = spec[:k + 1]
                     if key not in cache:
-                        cache[key] = DerivedFunction(fn, kind, wrt, tangents_only=tangents_only)
+                        cache[key] = DerivedFunction(fn, kind, wrt, tangents_only=tangents_only,
+                                                     has_aux=bool(has_aux and has_aux[0]))
                     fn = cache[key]
                 derived = fn
         return derived
@@ -102,13 +105,16 @@ class FlatFunction(_Specialised):
 
 
 def flat_function(pyfunc, args, backend):
-    """The FlatFunction of ``pyfunc`` for the Modules among ``args`` (by module key; a TupleSlot
-    in ``args`` stands for a tuple argument of its size). The cache holds no model: a
-    FlatFunction refers to its modules weakly, and a module's entries are dropped when it is
-    collected (so ids in keys always belong to live modules)."""
-    modules = [a if isinstance(a, (Module, TupleSlot)) else None for a in args]
+    """The FlatFunction of ``pyfunc`` for the Modules and pytrees among ``args`` (by module key
+    and tree structure; a TreeSlot or StaticSlot in ``args`` stands for its argument). The
+    cache holds no model: a FlatFunction refers to its modules weakly, and a module's entries
+    are dropped when it is collected (so ids in keys always belong to live modules)."""
+    names = list(inspect.signature(pyfunc).parameters)
+    modules = [a if isinstance(a, (Module, TreeSlot, StaticSlot)) else
+               TreeSlot.of(a, names[k] if k < len(names) else f"argument {k}", pyfunc.__name__) if needs_slot(a)
+               else None for k, a in enumerate(args)]
     key = (pyfunc, backend, tuple((id(m), module_key(m)) if isinstance(m, Module) else
-                                  ("tuple", m.size) if isinstance(m, TupleSlot) else None for m in modules))
+                                  m.key() if m is not None else None for m in modules))
     with _lock:
         flat = _flat_functions.get(key)
         if flat is None:
@@ -128,23 +134,41 @@ def _forget_module(module_id):
 
 
 def flat_arguments(args):
-    """The arguments with each Module replaced by its arrays."""
+    """The arguments with each Module replaced by its arrays, each pytree by its leaves (static
+    arguments, compile-time constants, dropped)."""
     flat = []
     for value in args:
         if isinstance(value, Module):
             flat += [p.data for _, p in value.named_parameters()]
             flat += [b for _, b in value.named_buffers()]
-        else:
+        elif needs_slot(value):
+            flat += tree_leaves(value)
+        elif not isinstance(value, StaticSlot):
             flat.append(value)
     return flat
 
 
+class TreeEntry(list):
+    """The positions of a pytree argument: [(flat index, path)] per leaf, and its structure
+    (gradients with respect to it are rebuilt in that structure)."""
+
+    def __init__(self, entries, treedef):
+        super().__init__(entries)
+        self.treedef = treedef
+
+
 def trainable_positions(args):
     """Per argument: for a Module, [(flat index, name)] of its parameters with requires_grad;
-    for another argument, its flat index."""
+    for a pytree, a TreeEntry; for a static argument None; for another argument, its flat index."""
     positions, index = [], 0
     for value in args:
-        if isinstance(value, Module):
+        if isinstance(value, StaticSlot):
+            positions.append(None)
+        elif needs_slot(value):
+            leaves, treedef = tree_flatten(value)
+            positions.append(TreeEntry([(index + k, path) for k, path in enumerate(treedef.paths())], treedef))
+            index += len(leaves)
+        elif isinstance(value, Module):
             entries = []
             for name, param in value.named_parameters():
                 if param.requires_grad:

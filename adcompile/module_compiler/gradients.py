@@ -9,16 +9,24 @@ from ..api.functions import CompiledFunction, DerivedFunction, _check_against, a
 from ..errors import CallError
 from ..ir.types import type_of_value
 from ..modules.module import Module
-from .flat_functions import FlatFunction, flat_arguments, flat_function, trainable_positions
+from .flat_functions import FlatFunction, TreeEntry, flat_arguments, flat_function, trainable_positions
+from ..derivatives.vmapping import Vectorized
+from .mapped import plan_vmap
+from .tree_plans import NOT_PLANNED, run_planned
+from .tree_slots import mark_static, needs_slot
+from ..tree import flatten as tree_flatten
 
 
 def regroup(positions, wrt, grads):
-    """The gradients in the user's terms: a dict for a Module argument, an array otherwise."""
+    """The gradients in the user's terms: a dict for a Module argument, the argument's structure
+    for a pytree, an array otherwise."""
     grads = iter(grads)
     out = []
     for k in wrt:
         entry = positions[k]
-        if isinstance(entry, list):
+        if isinstance(entry, TreeEntry):
+            out.append(entry.treedef.unflatten([next(grads) for _ in entry]))
+        elif isinstance(entry, list):
             out.append(OrderedDict((name, next(grads)) for _, name in entry))
         else:
             out.append(next(grads))
@@ -29,7 +37,11 @@ def flat_wrt(positions, wrt, fname):
     indices = []
     for k in wrt:
         entry = positions[k]
-        if isinstance(entry, list):
+        if entry is None:
+            raise static_wrt_error(fname, k)
+        if isinstance(entry, TreeEntry):
+            indices += [index for index, _ in entry]
+        elif isinstance(entry, list):
             if not entry:
                 raise CallError(f"{fname}: the Module argument {k} has no parameter with requires_grad=True")
             indices += [index for index, _ in entry]
@@ -42,15 +54,20 @@ def user_wrt(fn, args):
     if fn.wrt is not None:
         return list(fn.wrt)
     return [k for k, a in enumerate(args)
-            if isinstance(a, Module) or (type_of_value(a) is not None and type_of_value(a).is_float)]
+            if isinstance(a, Module) or needs_slot(a) or (type_of_value(a) is not None and type_of_value(a).is_float)]
+
+
+def static_wrt_error(fname, k):
+    return CallError(f"{fname}: argument {k} is static (compile(f, static_argnums=...)): a compile-time "
+                     "constant has no derivative; differentiate with respect to another argument")
 
 
 def composition_error(level, k):
     return CallError(
-        f"{level.name}: a {level.kind} with respect to the Module argument {k} inside another derivative is "
-        "not supported (its result is a dict of arrays, not one array); for second derivatives with respect "
-        f"to a model's parameters use adcompile.hessian(f, wrt={k}) (a dict of dicts) or adcompile.hvp(f, "
-        "primals, tangents) with a tangent dict, and for derivatives of a non-scalar output "
+        f"{level.name}: a {level.kind} with respect to the Module (or tuple, list, dict) argument {k} inside "
+        "another derivative is not supported (its result is a dict of arrays, not one array); for second "
+        f"derivatives with respect to a model's parameters use adcompile.hessian(f, wrt={k}) (a dict of dicts) "
+        "or adcompile.hvp(f, primals, tangents) with a tangent dict, and for derivatives of a non-scalar output "
         f"adcompile.jacobian(f, wrt={k}) or adcompile.vjp")
 
 
@@ -73,34 +90,74 @@ def flat_chain(fn, args, positions):
         if modules:
             if depth != len(levels) - 1 or level.kind not in ("grad", "value_and_grad"):
                 raise composition_error(level, modules[0])
-            spec.append((level.kind, flat_wrt(positions, wrt, level.name), level.tangents_only))
+            spec.append((level.kind, flat_wrt(positions, wrt, level.name), level.tangents_only, level.has_aux))
             grouped = wrt
         else:
+            if any(positions[k] is None for k in wrt):
+                raise static_wrt_error(level.name, next(k for k in wrt if positions[k] is None))
             indices = tuple(positions[k] for k in wrt)
-            spec.append((level.kind, indices if level.wrt_is_tuple else indices[0], level.tangents_only))
+            spec.append((level.kind, indices if level.wrt_is_tuple else indices[0], level.tangents_only,
+                         level.has_aux))
     return flat.chain(tuple(spec)), grouped
 
 
 def run_with_modules(fn, args, extra=()):
-    """Call the compiled or derived function ``fn`` on arguments that include Modules: the same
-    transforms of the flat function, gradients with respect to a Module regrouped into dicts."""
+    """Call the compiled or derived function ``fn`` on arguments that include Modules or pytrees:
+    the same transforms of the flat function, gradients with respect to a Module regrouped into
+    dicts, with respect to a pytree into its structure. Calls whose only such arguments are
+    pytrees take a plan cached per tree structure (``tree_plans.py``)."""
+    root = fn
+    while isinstance(root, DerivedFunction):
+        root = root.base
+    if not root.static_positions and isinstance(fn, (CompiledFunction, DerivedFunction, Vectorized)):
+        planned = run_planned(fn, args, extra, plan_call)
+        if planned is not NOT_PLANNED:
+            return planned
+    args = mark_static(root, args)
+    return plan_call(fn, args)(flat_arguments(args), extra)
+
+
+def plan_call(fn, args):
+    """``run(flat arguments, extra)``: the call of ``fn`` with ``args`` (Modules, pytrees and
+    static arguments among them) as a call of a flat derived function and a regrouping."""
+    mapped = plan_vmap(fn, args, flat_plan)
+    if mapped is not None:
+        return mapped
+    target, regroup_results = flat_plan(fn, args)
+    return lambda flat_args, extra: regroup_results(target.run(flat_args, extra))
+
+
+def flat_plan(fn, args):
+    """(the flat function a call of ``fn`` with ``args`` runs, the regrouping of its results)."""
     if isinstance(fn, CompiledFunction):
-        flat = flat_function(fn.pyfunc, args, fn.backend)
-        return flat.run(flat_arguments(args), extra)
+        return flat_function(fn.pyfunc, args, fn.backend), _unchanged
     if not isinstance(fn, DerivedFunction):
-        raise CallError(f"{fn.name}: Module arguments are supported by compile, grad, value_and_grad, vjp, jvp, "
-                        "hvp, jacobian and hessian")
+        raise CallError(f"{fn.name}: Module and pytree arguments are supported by compile, grad, value_and_grad, "
+                        "vjp, jvp, hvp, jacobian, hessian and vmap")
     fn.check_arity(args)
     positions = trainable_positions(args)
     derived, wrt = flat_chain(fn, args, positions)
-    result = derived.run(flat_arguments(args), extra)
     if wrt is None:
-        return result
-    value, grads = (None, result) if fn.kind == "grad" else result
+        return derived, _unchanged
+    return derived, lambda result: regroup_result(fn, positions, wrt, result)
+
+
+def _unchanged(result):
+    return result
+
+
+def regroup_result(fn, positions, wrt, result):
+    """The result of a gradient with respect to Modules or pytrees, in their structures."""
+    if fn.has_aux:  # (grads, aux) or ((value, aux), grads)
+        value, grads = result if fn.kind == "value_and_grad" else (result[1], result[0])
+    else:
+        value, grads = (None, result) if fn.kind == "grad" else result
     grads = grads if isinstance(grads, tuple) else (grads,)
     grouped = regroup(positions, wrt, grads)
     grouped = tuple(grouped) if fn.wrt_is_tuple else grouped[0]
-    return grouped if fn.kind == "grad" else (value, grouped)
+    if fn.kind == "grad":
+        return (grouped, value) if fn.has_aux else grouped
+    return value, grouped
 
 
 def plain_compiled(f, what):
@@ -124,8 +181,12 @@ def vjp_with_modules(f, args, wrt=None):
     flat_args = flat_arguments(args)
     out = flat.run(flat_args)
 
+    structure = getattr(flat.primal_ir(flat.signature(flat_args)), "result_structure", None)
+
     def pullback(*cotangents):
-        if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
+        if structure is not None:  # a tuple, list or dict of outputs: cotangents in its structure
+            cotangents = output_cotangents(structure, cotangents[0] if len(cotangents) == 1 else cotangents)
+        elif len(cotangents) == 1 and isinstance(cotangents[0], tuple):
             cotangents = cotangents[0]
         cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
         cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
@@ -137,6 +198,14 @@ def vjp_with_modules(f, args, wrt=None):
     return out, pullback
 
 
+def output_cotangents(structure, cotangent):
+    """The leaves of a cotangent given in the structure of the function's output."""
+    leaves, treedef = tree_flatten(cotangent)
+    if treedef != structure:
+        raise CallError(f"vjp: the cotangent must have the structure of the output, {structure}, not {treedef}")
+    return tuple(leaves)
+
+
 def flat_target(target, args, what):
     """(flat function, flat arguments) that a call of ``target`` with Module arguments runs."""
     root = target
@@ -144,6 +213,7 @@ def flat_target(target, args, what):
         root = root.base
     if isinstance(root, FlatFunction):  # the pullback of vjp with a Module: already flat
         return target, flat_arguments(args)
+    args = mark_static(root, args)
     if isinstance(target, CompiledFunction):
         return flat_function(target.pyfunc, args, target.backend), flat_arguments(args)
     target.check_arity(args)

@@ -1,12 +1,14 @@
 """Jacobians and Hessians with respect to a Module argument: dicts keyed like ``named_parameters()``
-(dicts of dicts for the Hessian), assembled column by column from flat derived functions."""
+(dicts of dicts for the Hessian), assembled column by column from flat derived functions; with
+respect to a pytree argument, the same in the argument's structure (JAX's layout: the Jacobian
+has the argument's structure, the Hessian that structure with each leaf holding it again)."""
 from collections import OrderedDict
 
 import numpy as np
 
 from ..derivatives.forward import _unit_tensors
 from ..errors import CallError
-from .flat_functions import flat_arguments, flat_function, trainable_positions
+from .flat_functions import TreeEntry, flat_arguments, flat_function, trainable_positions
 from .gradients import plain_compiled
 
 
@@ -47,6 +49,8 @@ def jacobian_with_modules(f, index, mode, args):
                        for e in _unit_tensors(shape, dtype)]
             matrix = np.stack(columns, axis=1) if columns else np.zeros((int(np.prod(out_shape)), 0))
             result[name] = matrix.reshape(out_shape + shape)
+    if isinstance(leaves, TreeEntry):
+        return leaves.treedef.unflatten(list(result.values()))
     return result
 
 
@@ -68,4 +72,7 @@ def hessian_with_modules(f, index, args):
             other = np.shape(flat_args[m])
             stacked = np.stack([np.asarray(c[j] if isinstance(c, tuple) else c) for c in columns])
             result[a][b] = stacked.reshape(shape + other)
+    if isinstance(leaves, TreeEntry):
+        treedef = leaves.treedef
+        return treedef.unflatten([treedef.unflatten(list(row.values())) for row in result.values()])
     return result

@@ -1,12 +1,15 @@
-"""Forward-mode derivatives with Module arguments: ``jvp`` and ``hvp`` whose tangents of a Module are
-dicts keyed like ``named_parameters()`` (a missing key: that parameter is not differentiated)."""
+"""Forward-mode derivatives with Module and pytree arguments: ``jvp`` and ``hvp`` whose tangents of a
+Module are dicts keyed like ``named_parameters()`` (a missing key: that parameter is not
+differentiated), and of a pytree (a dict, list, tuple of arrays) a pytree of the same structure."""
 from collections import OrderedDict
 
 from ..api.functions import CompiledFunction, DerivedFunction, as_compiled
 from ..derivatives.forward import _tangent_like
 from ..errors import CallError
 from ..modules.module import Module
-from .flat_functions import flat_arguments, flat_function, trainable_positions
+from ..tree import flatten as tree_flatten
+from ..tree.structure import path_text
+from .flat_functions import TreeEntry, flat_arguments, flat_function, trainable_positions
 from .gradients import composition_error, plain_compiled, run_with_modules
 
 
@@ -19,7 +22,11 @@ def _flat_tangents(what, primals, tangents, positions):
                         "arguments that are not differentiated)")
     flat_tangents, wrt = [], []
     for k, (value, tangent) in enumerate(zip(primals, tangents)):
-        if isinstance(value, Module):
+        if isinstance(positions[k], TreeEntry):
+            flat_tangents += _tree_tangents(what, k, value, tangent, positions[k].treedef)
+            if tangent is not None:
+                wrt.append(k)
+        elif isinstance(value, Module):
             tangent = {} if tangent is None else tangent
             if not isinstance(tangent, dict):
                 raise CallError(f"{what}: the tangent of the Module argument {k} must be a dict keyed like "
@@ -41,6 +48,19 @@ def _flat_tangents(what, primals, tangents, positions):
     return flat_tangents, wrt
 
 
+def _tree_tangents(what, k, value, tangent, treedef):
+    """The leaves of the tangent of the pytree argument ``k`` (None: not differentiated)."""
+    leaves, _ = tree_flatten(value)
+    if tangent is None:
+        return [None] * len(leaves)
+    tangent_leaves, tangent_def = tree_flatten(tangent)
+    if tangent_def != treedef:
+        raise CallError(f"{what}: the tangent of argument {k} must have the structure of the argument, "
+                        f"{treedef}, not {tangent_def}")
+    return [_tangent_like(t, x, path_text(f"argument {k}", path))
+            for t, x, path in zip(tangent_leaves, leaves, treedef.paths())]
+
+
 def _tangent_spec(flat_tangents):
     indices = tuple(k for k, t in enumerate(flat_tangents) if t is not None)
     return indices, tuple(flat_tangents[k] for k in indices)
@@ -59,7 +79,12 @@ def jvp_with_modules(f, primals, tangents):
         flat = flat_function(compiled.pyfunc, primals, compiled.backend)
         args = flat_arguments(primals)
         result = flat.chain((("jvp", indices, False),)).call_with_extra(args, extra)
-        returns_tuple = flat.user_returns_tuple(flat.signature(args))
+        sig = flat.signature(args)
+        returns_tuple = flat.user_returns_tuple(sig)
+        structure = getattr(flat.primal_ir(sig), "result_structure", None)
+        if structure is not None:  # a tuple, list or dict of outputs: the tangents in its structure
+            n_out = len(result) // 2
+            return structure.unflatten(result[:n_out]), structure.unflatten(result[n_out:])
     else:  # jvp of a derived function: the same transforms of the flat function
         modules = [k for k in wrt if isinstance(primals[k], Module)]
         if modules:
@@ -90,7 +115,9 @@ def hvp_with_modules(f, primals, tangents):
     differentiated = iter(result)
     out = []
     for k in wrt:
-        if isinstance(primals[k], Module):
+        if isinstance(positions[k], TreeEntry):
+            out.append(positions[k].treedef.unflatten([next(differentiated) for _ in positions[k]]))
+        elif isinstance(primals[k], Module):
             names = [name for name, _ in primals[k].named_parameters() if name in tangents[k]]
             out.append(OrderedDict((name, next(differentiated)) for name in names))
         else:

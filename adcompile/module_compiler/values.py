@@ -228,20 +228,10 @@ class ModuleSlot:
         return module_leaves(self.module)
 
 
-class TupleSlot:
-    """A tuple of ``size`` arrays passed to a module's forward (``lstm(x, (h0, c0))``): one flat
-    argument per item, read in the forward as the tuple."""
-
-    def __init__(self, size):
-        self.size = size
-
-    def names(self, arg_name):
-        return [f"{arg_name}_{k}" for k in range(self.size)]
-
-
 def translate_with_modules(pyfunc, slots, flat_types, name=None):
     """The IR of ``pyfunc`` whose arguments are given by ``slots`` (a ModuleSlot per Module
-    argument, a TupleSlot per tuple argument, None for the others): its parameters are the module leaves (in place of the
+    argument, a TreeSlot per pytree argument (``tree_slots.py``), a StaticSlot per static
+    argument, None for the others): its parameters are the module leaves (in place of the
     module) and the other arguments, typed by ``flat_types``."""
     hints = {}
     return until_types_settle(
@@ -261,10 +251,13 @@ def _translate(tr, slots, flat_types, name):
                 params.append(var)
             tr.env[arg_name] = module_value(slot.module, "" if arg_name == "self" else arg_name + ".", leaves)
             continue
-        if isinstance(slot, TupleSlot):
+        if hasattr(slot, "bind"):  # a static argument: a compile-time constant
+            tr.env[arg_name] = slot.bind(tr, arg_name)
+            continue
+        if slot is not None:  # a TreeSlot: one parameter per leaf
             items = [Var(tr.namer.fresh(item_name), next(types)) for item_name in slot.names(arg_name)]
             params += items
-            tr.env[arg_name] = TupleValue([NONE if var.type.dtype == "none" else var for var in items])
+            tr.env[arg_name] = slot.frontend_value(items)
             continue
         params.append(tr.bind_parameter(arg_name, next(types)))
     return tr.translate_body(params, name)

@@ -1,4 +1,4 @@
-"""Who compiles calls with Module arguments.
+"""Who compiles calls with Module (and pytree) arguments.
 
 ``model(x)``, and ``grad(loss)(model, X, y)`` or any transform called with a Module argument,
 run a flat function of the module's parameter and buffer arrays, which ``module_compiler/``

@@ -19,6 +19,7 @@ from ..errors import AdCompileError
 from . import state as module_state
 from .dispatch import module_compiler
 from .parameter import Parameter
+from ..tree import is_container
 
 # Every change that compiled code of a module depends on gives the module, and every module
 # holding it (through ``_adcompile_parents``), a new number from this counter: a compiled call
@@ -361,3 +362,10 @@ class Module:
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+
+def needs_flat_function(args):
+    """Whether a call with ``args`` runs a flat function of arrays (``module_compiler/``): an
+    argument is a Module or a pytree (a tuple, list, dict, namedtuple or registered class,
+    flattened to its leaves)."""
+    return any(isinstance(a, Module) or is_container(a) for a in args)

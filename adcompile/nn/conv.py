@@ -8,7 +8,7 @@ from ..modules import init
 from ..modules.module import Module
 from ..modules.parameter import Parameter
 from . import functional as F
-from .conv_functional import _conv_padding, _ntuple
+from .functional.conv import _conv_padding, _ntuple
 
 
 class _ConvNd(Module):

@@ -1,6 +1,6 @@
-"""Losses as modules (``nn.CrossEntropyLoss()(logits, labels)``), wrapping ``nn/losses.py``."""
+"""Losses as modules (``nn.CrossEntropyLoss()(logits, labels)``), wrapping ``nn/functional/losses.py``."""
 from ..modules.module import Module
-from . import losses
+from .functional import losses
 
 
 class _Loss(Module):

@@ -7,7 +7,7 @@ import numpy as np
 from ..modules.module import Module
 from ..modules.parameter import Parameter
 from . import functional as F
-from .normalization_functional import _check_channels
+from .functional.normalization import _check_channels
 
 
 class LayerNorm(Module):

@@ -2,7 +2,7 @@
 ``padding`` an int or a tuple per spatial axis, as PyTorch."""
 from ..modules.module import Module
 from . import functional as F
-from .conv_functional import _ntuple, _pool_padding, _pool_stride
+from .functional.conv import _ntuple, _pool_padding, _pool_stride
 
 
 class _Pool(Module):

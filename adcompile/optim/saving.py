@@ -12,7 +12,7 @@ import numpy as np
 
 from ..modules.state import read_archive
 from .errors import OptimizerError, OptimizerStateError
-from .scheduler_base import SCHEDULER_GROUP_KEYS
+from .lr_scheduler.base import SCHEDULER_GROUP_KEYS
 
 
 def save_optimizer(optimizer, path):

@@ -14,8 +14,8 @@ from ..api.functions import CompiledFunction
 from ..boundary import api_boundary
 from ..errors import CallError
 from ..modules.module import touch
-from ..optim.one_cycle import OneCycleLR
-from ..optim.plateau import ReduceLROnPlateau
+from ..optim.lr_scheduler.one_cycle import OneCycleLR
+from ..optim.lr_scheduler.plateau import ReduceLROnPlateau
 from .clipping import GradClipping
 from .history import History, ProgressBar
 from .loops import _backend, _batch_names, _check_model, _Program, _python_function, batch_order

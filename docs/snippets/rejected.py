@@ -21,8 +21,8 @@ def uses_comprehension(x):
 
 
 def uses_dict(x):
-    d = {"a": x}
-    return np.sum(d["a"])
+    d = {0: x}  # dicts in compiled code have constant string keys ({"a": x})
+    return np.sum(d[0])
 
 
 def reads_through_mask(x):

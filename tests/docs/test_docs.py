@@ -153,12 +153,12 @@ DOCTEST_MODULES = ["adcompile.inspection.source", "adcompile.inspection.ir_stage
                    "adcompile.modules.parameter", "adcompile.training.loops", "adcompile.nn.linear", "adcompile.nn.container",
                    "adcompile.nn.loss_modules", "adcompile.nn.activation", "adcompile.nn.dropout",
                    "adcompile.nn.embedding", "adcompile.nn.normalization", "adcompile.nn.conv", "adcompile.nn.pooling",
-                   "adcompile.nn.recurrent", "adcompile.nn.rnn", "adcompile.nn.functional", "adcompile.nn.losses",
-                   "adcompile.nn.activation_functional", "adcompile.nn.normalization_functional",
-                   "adcompile.nn.conv_functional", "adcompile.modules.init", "adcompile.optim.sgd", "adcompile.optim.adam",
-                   "adcompile.optim.rmsprop", "adcompile.optim.adagrad", "adcompile.optim.lr_scheduler",
-                   "adcompile.optim.factor_schedulers", "adcompile.optim.one_cycle", "adcompile.optim.plateau",
-                   "adcompile.optim.sequential_lr", "adcompile.nn.utils", "adcompile.training.fitting",
+                   "adcompile.nn.recurrent", "adcompile.nn.rnn", "adcompile.nn.functional.basic",
+                   "adcompile.nn.functional.losses", "adcompile.nn.functional.activation",
+                   "adcompile.nn.functional.normalization", "adcompile.nn.functional.conv", "adcompile.modules.init", "adcompile.optim.sgd", "adcompile.optim.adam",
+                   "adcompile.optim.rmsprop", "adcompile.optim.adagrad", "adcompile.optim.lr_scheduler.epoch_schedulers",
+                   "adcompile.optim.lr_scheduler.factor_schedulers", "adcompile.optim.lr_scheduler.one_cycle",
+                   "adcompile.optim.lr_scheduler.plateau", "adcompile.optim.lr_scheduler.sequential_lr", "adcompile.nn.utils", "adcompile.training.fitting",
                    "adcompile.training.history", "adcompile.frontend.checkpointed"]
 
 

@@ -142,3 +142,11 @@ def test_custom_function_example(capsys):
     big = np.array([1000.0, 999.0, 998.5])
     np.testing.assert_allclose(softmax, np.exp(big - big.max()) / np.exp(big - big.max()).sum(), rtol=1e-6)
     assert "# backward of custom Function LinearFunction" in out
+
+
+def test_jax_style_training_learns_the_spirals_with_a_dict_of_parameters(capsys):
+    found = load_example("jax_style_training").main(steps=500)
+    out = capsys.readouterr().out
+    assert "gradient keys: ['W1', 'W2', 'b1', 'b2']" in out
+    assert found["loss"] < 0.5 * found["first_loss"]
+    assert found["accuracy"] > 0.9

@@ -20,6 +20,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "adcompile"
 # A module belongs to the layer of the longest prefix listed (a package covers its modules).
 LAYERS = [
     ("base", ["adcompile.errors", "adcompile.boundary", "adcompile.version", "adcompile.custom"]),
+    # pytrees: flattening nested containers to leaves, plain Python
+    ("tree", ["adcompile.tree"]),
     ("ir", ["adcompile.ir"]),
     ("passes", ["adcompile.passes"]),
     ("frontend", ["adcompile.frontend"]),

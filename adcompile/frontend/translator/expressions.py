@@ -29,7 +29,8 @@ from ..lambdas import lambda_as_def
 from .inline import LocalFunction
 from ..resolve import FuncRef, ModuleRef, UserFunction, classify, module_constant
 from ..static_values import StaticStr, static_compare
-from ..values import NONE, NoneValue, TupleValue
+from ..values import NONE, NoneValue, TreeValue, TupleValue, list_value
+from . import tree_access
 from ...ir.indexing import FULL_SLICE
 
 
@@ -49,7 +50,10 @@ class ExpressionTranslation:
         if isinstance(value, (Var, Const)):
             return value
         if isinstance(value, TupleValue):
-            raise self.error("a tuple cannot be used as a number or array here", node, TypeMismatchError)
+            kind = value.node.cls.__name__ if isinstance(value, TreeValue) else "tuple"
+            raise self.error(f"a {kind} cannot be used as a number or array here (a tuple, list or dict "
+                             "argument is a pytree: each of its items is an argument of its own; pass "
+                             "np.asarray(...) of it for one array)", node, TypeMismatchError)
         if hasattr(value, "why_unusable"):  # a result adcompile does not compute (lstsq's residuals)
             raise self.error(value.why_unusable, node, calls.UnsupportedFunctionError)
         raise self.error(f"this value ({type(value).__name__}) cannot be used as a number or array",
@@ -150,6 +154,10 @@ class ExpressionTranslation:
             raise self.error("attributes of functions are not supported", node, UnsupportedSyntaxError)
         if isinstance(base, FuncRef) and attr in ("accumulate", "at", "reduce", "outer"):
             return FuncRef(f"{base.name}.{attr}")  # a ufunc method: np.maximum.accumulate
+        if isinstance(base, TreeValue):
+            result = tree_access.field(self, base, attr, node)
+            if result is not None:
+                return result
         result = attribute_of_extension(self, base, attr, node)
         if result is not None:
             return result
@@ -158,7 +166,11 @@ class ExpressionTranslation:
     def expr_Tuple(self, node):
         return TupleValue([self.expr(e) for e in node.elts])
 
-    expr_List = expr_Tuple
+    def expr_List(self, node):
+        return list_value([self.expr(e) for e in node.elts])
+
+    def expr_Dict(self, node):
+        return tree_access.dict_literal(self, node)
 
     def expr_BinOp(self, node):
         """``a + b * c - d ...``: the left operand chain of a long sum (Python nests
@@ -315,6 +327,8 @@ class ExpressionTranslation:
 
     def expr_Subscript(self, node):
         base = self.expr(node.value)
+        if isinstance(base, TreeValue) and base.is_mapping:
+            return tree_access.mapping_item(self, base, self.expr(node.slice), node)
         if isinstance(base, TupleValue):
             index = self.expr(node.slice)
             if isinstance(index, Const) and isinstance(index.value, int):

@@ -13,7 +13,7 @@ from ...errors import AdCompileError, UnsupportedSyntaxError
 from ...ir.builder import Builder
 from ...ir.nodes import Assign, Const, Var
 from .early_exits import lower_jumps
-from ..values import NONE, TupleValue, refers_to, regroup_results
+from ..values import NONE, TupleValue, refers_to, value_of_structure
 
 
 def _underlying(pyfunc):
@@ -139,12 +139,9 @@ def _inline(tr, callee, stack, values, enclosing):
                 and all(atom is not var for var, _ in tr.hidden_params)):
             tr.released.add(atom)
     structure = getattr(callee, "result_structure", None)
-    if structure is not None:  # a nested tuple: (output, (h_n, c_n))
-        return _nested_value(regroup_results(structure, atoms))
+    if structure is not None:  # a nested tuple (output, (h_n, c_n)), a list or a dict
+        return value_of_structure(structure, atoms)
     if is_tuple:
         return TupleValue(atoms)
     return atoms[0]
 
-
-def _nested_value(items):
-    return TupleValue([_nested_value(item) if isinstance(item, tuple) else item for item in items])

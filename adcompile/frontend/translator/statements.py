@@ -16,7 +16,7 @@ from .inline import LocalFunction
 from .tables import _BINOPS, _UNSUPPORTED_STATEMENTS
 from .targets import subscript_target
 from .unroll import is_static_sequence, unroll_for
-from ..values import flat_items, nested_structure
+from ..values import flat_items, is_flat_tuple, nested_structure
 from ..values import (
     NONE,
     EnumerateValue,
@@ -100,7 +100,7 @@ class StatementTranslation:
             structure = nested_structure(value)
             atoms = [self.as_atom(v, node) for v in flat_items(value)]
             self.results = (atoms, True)
-            if any(isinstance(item, tuple) for item in structure):  # (output, (h_n, c_n))
+            if not is_flat_tuple(structure):  # (output, (h_n, c_n)), a list, a dict
                 self.result_structure = structure
         else:
             self.results = ([self.as_atom(value, node)], False)

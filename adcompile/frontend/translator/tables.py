@@ -14,12 +14,11 @@ _UNSUPPORTED_EXPRESSIONS = {
     ast.Yield: "yield", ast.YieldFrom: "yield from", ast.Await: "await",
     ast.ListComp: "list comprehensions", ast.SetComp: "set comprehensions",
     ast.DictComp: "dict comprehensions", ast.GeneratorExp: "generator expressions",
-    ast.Dict: "dict literals", ast.Set: "set literals", ast.JoinedStr: "f-strings",
+    ast.Set: "set literals", ast.JoinedStr: "f-strings",
     ast.NamedExpr: "the walrus operator", ast.Starred: "star-arguments",
 }
 # What to write instead, after "... is not supported by adcompile"
 _INSTEAD = {
-    ast.Dict: "pass the arrays as separate arguments (or return a tuple)",
     ast.ListComp: "fill a preallocated array in a for loop (out = np.empty(n); for i in range(n): out[i] = ...)",
     ast.GeneratorExp: "sum or fill in a for loop over range(...)",
     ast.JoinedStr: "error messages of assert may be plain string literals",

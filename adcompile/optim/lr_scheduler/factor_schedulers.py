@@ -3,7 +3,7 @@
 formulas and state dicts."""
 import types
 
-from .scheduler_base import LRScheduler, SchedulerError, current_lrs, per_group
+from .base import LRScheduler, SchedulerError, current_lrs, per_group
 
 
 def _lambdas(optimizer, lr_lambda):

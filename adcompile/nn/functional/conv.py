@@ -9,7 +9,7 @@ code they are compile-time values (``_ntuple`` runs while the function is compil
 """
 import numpy as np
 
-from ..frontend.static_values import static_function
+from ...frontend.static_values import static_function
 
 
 @static_function

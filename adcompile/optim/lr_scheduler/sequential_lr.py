@@ -3,7 +3,7 @@ semantics: at a milestone the next scheduler starts from epoch 0 with its closed
 from bisect import bisect_right
 
 from .plateau import ReduceLROnPlateau
-from .scheduler_base import LRScheduler, SchedulerError, check_optimizer
+from .base import LRScheduler, SchedulerError, check_optimizer
 
 
 class SequentialLR(LRScheduler):

@@ -4,7 +4,7 @@ thresholds, cooldown, ``min_lr`` and ``eps``. ``step(metric)`` takes the quantit
 ``adcompile.fit`` passes the epoch's validation loss, or its training loss without one."""
 import math
 
-from .scheduler_base import LRScheduler, SchedulerError, check_optimizer, current_lrs, per_group
+from .base import LRScheduler, SchedulerError, check_optimizer, current_lrs, per_group
 
 
 class ReduceLROnPlateau(LRScheduler):

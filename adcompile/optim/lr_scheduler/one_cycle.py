@@ -9,7 +9,7 @@ are run-time inputs of the compiled updates, so cycling them never recompiles.
 """
 import math
 
-from .scheduler_base import LRScheduler, SchedulerError, check_optimizer, per_group
+from .base import LRScheduler, SchedulerError, check_optimizer, per_group
 
 
 def _anneal_cos(start, end, pct):

@@ -8,7 +8,7 @@ the module's arrays from its gradient too (``transforms/arguments.py``: state pa
 """
 import numpy as np
 
-from ..frontend.static_values import static_function
+from ...frontend.static_values import static_function
 
 
 @static_function

@@ -8,7 +8,7 @@ and the numbers are PyTorch's to the last bit; ``step(epoch)`` jumps to ``epoch`
 closed form where a scheduler has one. The rate is a run-time input of the compiled updates,
 so changing it never recompiles.
 """
-from ..errors import AdCompileError
+from ...errors import AdCompileError
 
 # The options that schedulers keep in an optimizer's parameter groups, as PyTorch's do; a
 # saved group may hold them whatever the optimizer (``saving.py``).

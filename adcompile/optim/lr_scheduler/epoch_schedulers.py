@@ -1,24 +1,10 @@
-"""Learning-rate schedulers with PyTorch's formulas and numbers: StepLR, MultiStepLR,
-ExponentialLR and CosineAnnealingLR here; LambdaLR, MultiplicativeLR and LinearLR
-(``factor_schedulers.py``), OneCycleLR (``one_cycle.py``), ReduceLROnPlateau
-(``plateau.py``) and SequentialLR (``sequential_lr.py``) from their modules.
-
-Each computes the next rate the way PyTorch's ``get_lr`` does (``scheduler_base.py``), has
-``step()``, ``get_last_lr()``, ``state_dict()`` and ``load_state_dict()``; ``adcompile.fit``
-steps one given as ``scheduler=`` (per epoch, per batch for OneCycleLR).
-"""
+"""The epoch-indexed schedulers with a closed form: StepLR, MultiStepLR, ExponentialLR and
+CosineAnnealingLR, each computing the next rate the way PyTorch's ``get_lr`` does."""
 import math
 from bisect import bisect_right
 from collections import Counter
 
-from .factor_schedulers import LambdaLR, LinearLR, MultiplicativeLR
-from .one_cycle import OneCycleLR
-from .plateau import ReduceLROnPlateau
-from .scheduler_base import LRScheduler, SchedulerError, current_lrs
-from .sequential_lr import SequentialLR
-
-__all__ = ["LRScheduler", "SchedulerError", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "LambdaLR", "MultiplicativeLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR"]
+from .base import LRScheduler, current_lrs
 
 
 class StepLR(LRScheduler):

@@ -1,22 +1,11 @@
-"""``adcompile.nn.functional``: layers and losses as functions of arrays.
-
-Each is ordinary numpy code: called from Python it runs as numpy; called from compiled code
-(a ``forward``, a loss function) it is inlined and differentiated like the caller's own
-code. Arguments such as ``dim``, ``reduction`` or ``stride`` are compile-time constants
-there. Losses are in ``nn/losses.py``, convolution and pooling in ``nn/conv_functional.py``,
-more activations in ``nn/activation_functional.py``, batch and group normalisation in
-``nn/normalization_functional.py``; all are importable from here.
-"""
+"""The layers of ``nn.functional`` that are not convolutions, normalisation or losses: linear,
+relu/tanh/sigmoid/gelu, softmax and log_softmax, layer_norm, embedding, flatten, one_hot and
+the seeded dropout (``uniform_noise``)."""
 import math
 
 import numpy as np
 
-from ..frontend.static_values import static_function
-from .activation_functional import elu, hardtanh, leaky_relu, mish, silu, softplus  # noqa: F401
-from .conv_functional import avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d, max_pool2d  # noqa: F401
-from .normalization_functional import batch_norm, group_norm  # noqa: F401
-from .losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,  # noqa: F401
-                     l1_loss, mse_loss, nll_loss)
+from ...frontend.static_values import static_function
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
