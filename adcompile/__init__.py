@@ -5,7 +5,8 @@
     g = adcompile.grad(loss)       # dloss/dw, compiled by numba
     print(adcompile.source(g))     # the readable generated Python (stage="lowered": what numba runs)
 """
-from .api.functions import compile, grad, value_and_grad
+from .api.compiled import compile
+from .api.derived import grad, value_and_grad
 from .backend.cache_folder import clear_cache
 from .derivatives.forward import hessian, hvp, jacfwd, jacobian, jacrev, jvp
 from .derivatives.pullback import vjp

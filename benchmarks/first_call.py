@@ -98,7 +98,7 @@ def adcompile_tier(implementation):
     """Which tier adcompile's gradient ran ("python" or "numba") where the workload's gradient
     call holds it, else None (another library, or a function form such as ``hvp``)."""
     from adcompile import AdCompileError
-    from adcompile.api.functions import DerivedFunction
+    from adcompile.api.derived import DerivedFunction
     cells = getattr(implementation.gradient, "__closure__", None) or ()
     for cell in cells:
         if isinstance(cell.cell_contents, DerivedFunction):

@@ -8,7 +8,7 @@ generated function before and after the passes.
 import numpy as np
 
 import adcompile
-from adcompile.api import functions as api
+from adcompile.api import specialised
 
 
 def logistic(w, X, y):
@@ -49,9 +49,9 @@ def measure():
     for name, make, args in cases:
         sizes = []
         for optimize in (False, True):
-            api.OPTIMIZE = optimize
+            specialised.OPTIMIZE = optimize
             sizes.append(code_lines(adcompile.source(make(), *args)))
-        api.OPTIMIZE = True
+        specialised.OPTIMIZE = True
         rows.append((name, *sizes))
     return rows
 

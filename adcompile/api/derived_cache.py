@@ -17,7 +17,9 @@ import threading
 import weakref
 
 from ..frontend.external_reads import still_hold
-from .functions import DerivedFunction, _Specialised, as_compiled
+from .specialised import Specialised
+from .compiled import as_compiled
+from .derived import DerivedFunction
 
 _MISSING = object()
 _lock = threading.Lock()
@@ -61,7 +63,7 @@ def _same(old, new):
 
 def compiled_function(f):
     """``as_compiled(f)``, the same object at every call while ``f`` is unchanged."""
-    if isinstance(f, _Specialised):
+    if isinstance(f, Specialised):
         return f
     if not hasattr(f, "__code__"):
         return as_compiled(f)  # its clear error

@@ -13,7 +13,8 @@ import sys
 
 import numpy as np
 
-from ..api.functions import compile, grad
+from ..api.compiled import compile
+from ..api.derived import grad
 from ..backend.loader import cache_dir
 from ..backend.names import safe_name
 from ..backend.source_files import ensure_source_file

@@ -8,7 +8,7 @@ import inspect
 
 import numpy as np
 
-from ..api.functions import grad
+from ..api.derived import grad
 from ..derivatives.forward import hvp
 from ..checks.gradcheck import GradcheckError, gradcheck
 from .arg_specs import make_arguments, parse_args_spec, parse_range

@@ -4,7 +4,7 @@ import inspect
 
 import numpy as np
 
-from ..api.functions import DerivedFunction
+from ..api.derived import DerivedFunction
 from ..api.source_stages import DIFFERENTIATED, LOWERED, UnknownStageError
 from ..derivatives.forward import hessian
 from ..inspection.source import source

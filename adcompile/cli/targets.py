@@ -8,7 +8,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from ..api.functions import CompiledFunction, _Specialised
+from ..api.specialised import Specialised
+from ..api.compiled import CompiledFunction
 from .errors import UsageError
 
 
@@ -45,12 +46,12 @@ def load_function(text, backend=None):
     if fn is None:
         available = sorted(key for key, value in vars(module).items()
                            if callable(value) and getattr(value, "__module__", None) == module.__name__
-                           or isinstance(value, _Specialised))
+                           or isinstance(value, Specialised))
         raise UsageError(f"{path} has no function {name!r}"
                          + (f" (it defines: {', '.join(available)})" if available else ""))
     if isinstance(fn, CompiledFunction):
         return fn if backend in (None, fn.backend) else CompiledFunction(fn.pyfunc, backend=backend)
-    if isinstance(fn, _Specialised):
+    if isinstance(fn, Specialised):
         return fn
     if not callable(fn) or not hasattr(fn, "__code__"):
         raise UsageError(f"{path}:{name} is a {type(fn).__name__}, not a function")

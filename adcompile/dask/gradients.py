@@ -11,7 +11,8 @@ a Module are dicts keyed like ``named_parameters()``.
 """
 import numpy as np
 
-from ..api.functions import CompiledFunction, DerivedFunction, as_compiled
+from ..api.compiled import as_compiled, CompiledFunction
+from ..api.derived import DerivedFunction
 from ..derivatives.forward import _tangent_like
 from ..errors import CallError
 from ..modules.module import Module

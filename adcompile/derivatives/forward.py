@@ -10,7 +10,8 @@ IR), so they can be compiled, inspected, called in compiled code and differentia
 import numpy as np
 
 from ..boundary import api_boundary
-from ..api.functions import _DEFAULT_WRT, DerivedFunction, _has_module, _wrt_or_argnums
+from ..api.specialised import takes_flat_call
+from ..api.derived import DEFAULT_WRT, DerivedFunction, wrt_or_argnums
 from ..api.derived_cache import compiled_function, derived_function
 from ..errors import CallError
 from ..modules.dispatch import module_compiler
@@ -80,7 +81,7 @@ def jvp(f, primals, tangents):
     """
     compiled = compiled_function(f)
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "jvp")
-    if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
+    if takes_flat_call(primals):  # tangents of a Module are dicts keyed like named_parameters()
         return module_compiler().jvp(compiled, primals, tangents)
     wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
     derived = derived_function(compiled, "jvp", wrt)
@@ -112,7 +113,7 @@ def hvp(f, primals, tangents):
     if quick is not None:
         return quick
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "hvp")
-    if _has_module(primals):  # tangents of a Module are dicts keyed like named_parameters()
+    if takes_flat_call(primals):  # tangents of a Module are dicts keyed like named_parameters()
         return module_compiler().hvp(compiled, primals, tangents)
     wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
     # the tangents of the gradient, without the gradient itself
@@ -138,7 +139,7 @@ def _quick_hvp(compiled, primals, tangents):
     return product.run(primals, tangents)[0]
 
 
-def hessian(f, wrt=_DEFAULT_WRT, *, argnums=None):
+def hessian(f, wrt=DEFAULT_WRT, *, argnums=None):
     """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``
     (``argnums=``, JAX's name, also), shape ``x.shape + x.shape`` (for a dict of arrays, as in
     JAX, a dict of dicts: ``H["a"]["b"]`` of shape ``a.shape + b.shape``) (forward over reverse: one jvp of the gradient with all unit
@@ -155,11 +156,11 @@ def hessian(f, wrt=_DEFAULT_WRT, *, argnums=None):
     array([[6., 2.],
            [2., 0.]])
     """
-    wrt = _wrt_or_argnums("hessian", wrt, argnums)
+    wrt = wrt_or_argnums("hessian", wrt, argnums)
     return DerivedFunction(f, "hessian", _single_wrt(f, wrt, "hessian"))
 
 
-def jacobian(f, wrt=_DEFAULT_WRT, mode="rev", *, argnums=None):
+def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None):
     """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
     ``wrt`` (``argnums=``, JAX's name, also), shape ``out.shape + x.shape`` (for a dict of
     arrays, a dict of such arrays). ``jacrev(f)`` and ``jacfwd(f)`` are its two modes. ``mode`` is "rev" (a generated loop with one vjp
@@ -182,11 +183,11 @@ def jacobian(f, wrt=_DEFAULT_WRT, mode="rev", *, argnums=None):
     """
     if mode not in ("rev", "fwd"):
         raise CallError("jacobian: mode must be 'rev' or 'fwd'")
-    wrt = _wrt_or_argnums("jacobian", wrt, argnums)
+    wrt = wrt_or_argnums("jacobian", wrt, argnums)
     return DerivedFunction(f, "jacobian", _single_wrt(f, wrt, "jacobian"), mode=mode)
 
 
-def jacrev(f, wrt=_DEFAULT_WRT, *, argnums=None):
+def jacrev(f, wrt=DEFAULT_WRT, *, argnums=None):
     """JAX's ``jacrev``: ``jacobian(f, wrt, mode="rev")`` (``argnums=`` another name of ``wrt``).
 
     >>> import numpy as np, adcompile
@@ -197,10 +198,10 @@ def jacrev(f, wrt=_DEFAULT_WRT, *, argnums=None):
     array([[2., 0.],
            [0., 6.]])
     """
-    return jacobian(f, _wrt_or_argnums("jacrev", wrt, argnums), mode="rev")
+    return jacobian(f, wrt_or_argnums("jacrev", wrt, argnums), mode="rev")
 
 
-def jacfwd(f, wrt=_DEFAULT_WRT, *, argnums=None):
+def jacfwd(f, wrt=DEFAULT_WRT, *, argnums=None):
     """JAX's ``jacfwd``: ``jacobian(f, wrt, mode="fwd")`` (``argnums=`` another name of ``wrt``).
 
     >>> import numpy as np, adcompile
@@ -212,7 +213,7 @@ def jacfwd(f, wrt=_DEFAULT_WRT, *, argnums=None):
     array([[3., 0.],
            [0., 4.]])
     """
-    return jacobian(f, _wrt_or_argnums("jacfwd", wrt, argnums), mode="fwd")
+    return jacobian(f, wrt_or_argnums("jacfwd", wrt, argnums), mode="fwd")
 
 
 def _single_wrt(f, wrt, what):

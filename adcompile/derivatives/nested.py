@@ -9,7 +9,8 @@ forward mode over reverse mode:
 
     g = grad(L, wrt=W)(x)     =>    x̄ += H ḡ  =  jvp(grad(L, wrt=all), x, tangent ḡ on W)
 """
-from ..api import functions as api
+from ..api.compiled import CompiledFunction
+from ..api.derived import MATRIX_KINDS, DerivedFunction, grad, value_and_grad
 from . import forward as derivatives
 from ..api.derived_reverse import pullback_ir
 from ..errors import CallError, UnsupportedSyntaxError, located
@@ -76,7 +77,7 @@ def _static_wrt(tr, wrt, node):
 
 def _base_function(tr, value, node):
     if isinstance(value, UserFunction):
-        return api.CompiledFunction(getattr(value.pyfunc, "__adcompile_python__", value.pyfunc))
+        return CompiledFunction(getattr(value.pyfunc, "__adcompile_python__", value.pyfunc))
     if isinstance(value, DerivedInCode):
         return value.derived
     raise tr.error("the argument of adcompile.grad inside compiled code must be a function", node, CallError)
@@ -99,9 +100,9 @@ class DerivedCallInfo:
     def reverse_rule(self, ctx, stmt, b):
         """The call's reverse rule (see ``transforms/reverse/context.py``)."""
         derived = self.derived
-        if derived.kind == "jvp" and not isinstance(derived.base, api.DerivedFunction):
+        if derived.kind == "jvp" and not isinstance(derived.base, DerivedFunction):
             return self.reverse_of_jvp(ctx, stmt, b)
-        if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, api.DerivedFunction):
+        if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, DerivedFunction):
             return self.reverse_by_pullback(ctx, stmt, b)
         inputs = stmt.inputs
         active = [k for k, a in enumerate(inputs) if isinstance(a, Var) and ctx.is_active(a)]
@@ -180,7 +181,7 @@ class DerivedInCode:
 
     def __init__(self, kind, base, wrt, mode="rev"):
         self.kind = kind
-        self.derived = api.DerivedFunction(base, kind, wrt, mode=mode)
+        self.derived = DerivedFunction(base, kind, wrt, mode=mode)
 
     def compile_call(self, tr, args, kwargs, node):
         derived = self.derived
@@ -203,7 +204,7 @@ class DerivedInCode:
         outputs = [r for r in results]
         tr.block.append(CustomCall([o for o in outputs if isinstance(o, Var)], inputs, region,
                                    DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
-        if derived.kind in api.MATRIX_KINDS:
+        if derived.kind in MATRIX_KINDS:
             return outputs[0]
         values, grads = derived.split(sig, outputs) if derived.kind != "grad" else (None, derived.split(sig, outputs)[1])
         grads = TupleValue(list(grads)) if isinstance(grads, tuple) else grads
@@ -220,7 +221,7 @@ def call_jvp(tr, args, kwargs, node):
     primals = args[1].items if isinstance(args[1], TupleValue) else [args[1]]
     tangents = args[2].items if isinstance(args[2], TupleValue) else [args[2]]
     wrt = tuple(k for k, t in enumerate(tangents) if not isinstance(t, NoneValue))
-    derived = api.DerivedFunction(base, "jvp", wrt)
+    derived = DerivedFunction(base, "jvp", wrt)
     atoms = [tr.as_atom(p, node) for p in primals]
     sig = tuple(a.type for a in atoms)
     fn_ir = derived.ir(sig)
@@ -240,9 +241,9 @@ def call_jvp(tr, args, kwargs, node):
 
 @register_classifier
 def _classify(value):
-    if value is api.grad:
+    if value is grad:
         return DerivativeFactory("grad")
-    if value is api.value_and_grad:
+    if value is value_and_grad:
         return DerivativeFactory("value_and_grad")
     if value is derivatives.jvp:
         return DerivativeFactory("jvp")
@@ -250,10 +251,10 @@ def _classify(value):
         return DerivativeFactory("hessian")
     if value is derivatives.jacobian:
         return DerivativeFactory("jacobian")
-    if isinstance(value, api.DerivedFunction):
+    if isinstance(value, DerivedFunction):
         holder = DerivedInCode.__new__(DerivedInCode)
         holder.kind, holder.derived = value.kind, value
         return holder
-    if isinstance(value, api.CompiledFunction):
+    if isinstance(value, CompiledFunction):
         return UserFunction(value.pyfunc)
     return None

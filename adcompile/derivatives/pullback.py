@@ -9,7 +9,8 @@ serve one call, and a second call runs the forward half again first.
 import numpy as np
 
 from ..boundary import api_boundary
-from ..api.functions import _check_against, _has_module, _Specialised
+from ..api.specialised import Specialised, takes_flat_call
+from ..api.derived import check_against
 from ..backend.returned_tapes import tapes_for_numba
 from ..backend.tiers import NUMBA
 from ..api.derived_cache import compiled_function, derived_function
@@ -18,7 +19,7 @@ from ..api.pullback_split import split_pullback
 from ..transforms.arguments import written_arguments
 
 
-class PullbackHalf(_Specialised):
+class PullbackHalf(Specialised):
     """The forward or the backward half of a vjp, compiled like any derived function."""
 
     def __init__(self, derived, half):
@@ -109,7 +110,7 @@ class Pullback:
         cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
         # a 0-d array is a number (the generated code updates scalar adjoints with +=)
         cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
-        _check_against(cotangents, self.base_ir.results, "cotangent")
+        check_against(cotangents, self.base_ir.results, "cotangent")
         if self.split is None:
             grads = self.derived.call_with_extra(self.args, cotangents)[len(cotangents):]
         else:
@@ -148,7 +149,7 @@ def vjp(f, *args, wrt=None, **kwargs):
     """
     if kwargs:
         args = compiled_function(f).call_arguments(args, kwargs)
-    if _has_module(args):  # a Module's gradient is a dict keyed like named_parameters()
+    if takes_flat_call(args):  # a Module's gradient is a dict keyed like named_parameters()
         return module_compiler().vjp(f, args, wrt)
     compiled = compiled_function(f)
     args = compiled.call_arguments(args)  # defaults bound as a call binds them

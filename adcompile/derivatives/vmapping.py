@@ -13,8 +13,9 @@ indexing leave it alone, and the generated function moves it at the boundary:
 """
 import numpy as np
 
-from ..api import functions as api
-from ..api.functions import _has_module
+from ..api import specialised
+from ..api.compiled import as_compiled
+from ..api.specialised import Specialised, takes_flat_call
 from ..tree import is_container
 from ..errors import CallError, located
 from ..ir.builder import Builder, Namer
@@ -24,12 +25,12 @@ from ..api.observed_passes import optimize_observed
 from ..transforms.batching import Unbatchable, batch
 
 
-class Vectorized(api._Specialised):
+class Vectorized(Specialised):
     """``vmap(base, in_axes)``: ``base`` mapped over the leading axis of some arguments."""
 
     def __init__(self, base, in_axes):
         super().__init__()
-        self.base = api.as_compiled(base)
+        self.base = as_compiled(base)
         self.backend = self.base.backend
         self.param_names = self.base.param_names
         self.name = f"vmap({self.base.name})"
@@ -84,12 +85,12 @@ class Vectorized(api._Specialised):
         args = [_moved(b, p, to_last=True) if k in self.batched else p for k, p in enumerate(params)]
         results = [_moved(b, r, to_last=False) for r in inline_function(batched, args, namer, body)]
         derived = Function(f"{member.name}_vmap", params, body, results, member.returns_tuple, member.source_file)
-        return optimize_observed(copy_function(derived), self.name) if api.OPTIMIZE else derived
+        return optimize_observed(copy_function(derived), self.name) if specialised.OPTIMIZE else derived
 
     def invoke(self, args, kwargs):
         if kwargs or len(args) != len(self.param_names):
             args = self.call_arguments(args, kwargs)
-        if _has_module(args):  # pytree arguments: the vmap of the flat function (module_compiler/mapped.py)
+        if takes_flat_call(args):  # pytree arguments: the vmap of the flat function (module_compiler/mapped.py)
             return self.run(args)
         sizes = {np.shape(args[k])[0] for k in self.batched if np.ndim(args[k])}
         if len(sizes) > 1:

@@ -7,7 +7,7 @@ of a flat function of the module's arrays). The notebook display is ``notebook_d
 from pathlib import Path
 
 from ..boundary import api_boundary
-from ..api.functions import _Specialised
+from ..api.specialised import Specialised
 from ..api.call_signatures import resolve
 from ..api.source_stages import DIFFERENTIATED
 from ..errors import CallError
@@ -15,10 +15,10 @@ from ..ir.printer import format_function
 
 
 def specialised(fn, what):
-    """The ``_Specialised`` behind ``fn``: itself, or the function behind a ``vjp`` pullback
+    """The ``Specialised`` behind ``fn``: itself, or the function behind a ``vjp`` pullback
     (its ``.derived``)."""
-    target = fn if isinstance(fn, _Specialised) else getattr(fn, "derived", fn)
-    if not isinstance(target, _Specialised):
+    target = fn if isinstance(fn, Specialised) else getattr(fn, "derived", fn)
+    if not isinstance(target, Specialised):
         raise CallError(f"adcompile.{what} takes a function made by adcompile.compile, grad, "
                         "value_and_grad, hessian, jacobian or the pullback of vjp, not "
                         f"{type(fn).__name__} {getattr(fn, '__name__', '')}".rstrip())

@@ -24,7 +24,7 @@ The modules, in the order a call meets them: ``tree_keys`` (what compiled code d
 ``values`` (attribute reads translated), ``flat_functions`` (the flat function and its cache),
 ``calling`` (``model(x)``), ``gradients``, ``tangents`` and ``matrices`` (derivatives).
 """
-from ..api.functions import signature_of
+from ..api.specialised import signature_of
 from ..modules.dispatch import ModuleCompiler, register_module_compiler
 from .calling import call_module, module_backend
 from .flat_functions import called_with_modules, flat_arguments, flat_function

@@ -5,7 +5,8 @@ import inspect
 import threading
 import weakref
 
-from ..api.functions import DerivedFunction, _Specialised
+from ..api.specialised import Specialised
+from ..api.derived import DerivedFunction
 from ..backend.names import safe_name
 from ..errors import CallError
 from ..modules.leaves import module_leaves
@@ -20,7 +21,7 @@ _lock = threading.RLock()
 _flat_functions = {}
 
 
-class FlatFunction(_Specialised):
+class FlatFunction(Specialised):
     """``pyfunc`` with each Module argument replaced by its parameter and buffer arrays."""
 
     def __init__(self, pyfunc, modules, backend, label=None):

@@ -5,7 +5,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..api.functions import CompiledFunction, DerivedFunction, _check_against, as_compiled
+from ..api.compiled import as_compiled, CompiledFunction
+from ..api.derived import check_against, DerivedFunction
 from ..errors import CallError
 from ..ir.types import type_of_value
 from ..modules.module import Module
@@ -190,7 +191,7 @@ def vjp_with_modules(f, args, wrt=None):
             cotangents = cotangents[0]
         cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
         cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
-        _check_against(cotangents, flat.ir(flat.signature(flat_args)).results, "cotangent")
+        check_against(cotangents, flat.ir(flat.signature(flat_args)).results, "cotangent")
         result = derived.call_with_extra(flat_args, cotangents)
         return tuple(regroup(positions, wrt, tuple(result[len(cotangents):])))
 

@@ -3,7 +3,8 @@ Module are dicts keyed like ``named_parameters()`` (a missing key: that paramete
 differentiated), and of a pytree (a dict, list, tuple of arrays) a pytree of the same structure."""
 from collections import OrderedDict
 
-from ..api.functions import CompiledFunction, DerivedFunction, as_compiled
+from ..api.compiled import as_compiled, CompiledFunction
+from ..api.derived import DerivedFunction
 from ..derivatives.forward import _tangent_like
 from ..errors import CallError
 from ..modules.module import Module

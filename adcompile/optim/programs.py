@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from ..api.functions import compile as compile_function
+from ..api.compiled import compile as compile_function
 from ..backend.names import safe_name
 
 _lock = threading.Lock()

@@ -10,7 +10,7 @@ after each epoch.
 """
 import numpy as np
 
-from ..api.functions import CompiledFunction
+from ..api.compiled import CompiledFunction
 from ..boundary import api_boundary
 from ..errors import CallError
 from ..modules.module import touch

@@ -13,7 +13,8 @@ import inspect
 import numpy as np
 
 from ..boundary import api_boundary
-from ..api.functions import CompiledFunction, DerivedFunction
+from ..api.compiled import CompiledFunction
+from ..api.derived import DerivedFunction
 from ..errors import CallError
 from ..modules.module import Module
 from ..module_compiler import TreeStamp, flat_function, module_backend

@@ -11,7 +11,7 @@ import pytest
 
 import adcompile
 from adcompile.api import derived_cache
-from adcompile.api import functions as api
+from adcompile.api import specialised
 from adcompile.errors import CallError
 from oracles import directional_difference
 
@@ -20,12 +20,12 @@ from oracles import directional_difference
 def ir_builds(monkeypatch):
     """A list that grows by the name of each function specialised (its source generated)."""
     built = []
-    original = api.generate
+    original = specialised.generate
 
     def counting_generate(fn_ir, **options):
         built.append(fn_ir.name)
         return original(fn_ir, **options)
-    monkeypatch.setattr(api, "generate", counting_generate)
+    monkeypatch.setattr(specialised, "generate", counting_generate)
     monkeypatch.setattr(derived_cache, "as_compiled", lambda f: adcompile.compile(f, backend="python"))
     return built
 

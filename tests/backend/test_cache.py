@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import adcompile
-from adcompile.api import functions as api
+from adcompile.api import compiled, specialised
 from adcompile.backend import cache_folder, cache_key, loader
 
 TIMEOUT = 300
@@ -357,8 +357,8 @@ def test_first_calls_from_eight_threads_compile_once(cache, monkeypatch):
             counts[name] += 1
             return original(*args, **kwargs)
         return wrapper
-    monkeypatch.setattr(api, "translate", counting("translate", api.translate))
-    monkeypatch.setattr(api, "load", counting("load", api.load))
+    monkeypatch.setattr(compiled, "translate", counting("translate", compiled.translate))
+    monkeypatch.setattr(specialised, "load", counting("load", specialised.load))
 
     def threaded_loss(x):
         return np.sum(np.tanh(x) * x)

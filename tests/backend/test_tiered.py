@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import adcompile
-from adcompile.api import functions as api
+from adcompile.api import specialised
 from adcompile.backend import loader, tiers
 from adcompile.errors import GeneratedCodeError
 
@@ -43,7 +43,7 @@ def fresh_tiers(monkeypatch):
     """No tiered function shared with another test, and numba's disk cache taken as empty
     (a function in it is loaded without tiers)."""
     monkeypatch.setattr(tiers, "_tiered", {})
-    monkeypatch.setattr(api, "in_disk_cache", lambda source, name: False)
+    monkeypatch.setattr(specialised, "in_disk_cache", lambda source, name: False)
 
 
 @pytest.fixture

@@ -147,7 +147,7 @@ def test_the_generated_sections_of_the_docs_are_up_to_date(monkeypatch):
     assert not stale, f"run python docs/generate.py: {stale}"
 
 
-DOCTEST_MODULES = ["adcompile.inspection.source", "adcompile.inspection.ir_stages", "adcompile.api.functions", "adcompile.derivatives.forward",
+DOCTEST_MODULES = ["adcompile.inspection.source", "adcompile.inspection.ir_stages", "adcompile.api.compiled", "adcompile.api.derived", "adcompile.derivatives.forward",
                    "adcompile.derivatives.pullback", "adcompile.derivatives.vmapping",
                    "adcompile.checks.gradcheck", "adcompile.backend.cache_folder", "adcompile.custom.function", "adcompile.custom.stop_gradient", "adcompile.custom.rules", "adcompile.modules.module",
                    "adcompile.modules.parameter", "adcompile.training.loops", "adcompile.nn.linear", "adcompile.nn.container",

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import adcompile
-import adcompile.api.functions
+import adcompile.api.specialised
 from adcompile.errors import (AdCompileError, CallError, GeneratedCodeError, ShapeError,
                               SourceUnavailableError, TypeMismatchError, UnsupportedFunctionError,
                               UnsupportedSyntaxError)
@@ -225,11 +225,11 @@ def exec_defined(name, code):
 
 def broken_generate(monkeypatch, old, new):
     """Make code generation emit ``new`` instead of ``old`` (a statement numba cannot type)."""
-    real = adcompile.api.functions.generate
+    real = adcompile.api.specialised.generate
 
     def generate(fn_ir, **kwargs):
         return real(fn_ir, **kwargs).replace(old, new)
-    monkeypatch.setattr(adcompile.api.functions, "generate", generate)
+    monkeypatch.setattr(adcompile.api.specialised, "generate", generate)
 
 
 # ----------------------------------------------------------------- the table

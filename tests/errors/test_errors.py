@@ -17,7 +17,7 @@ import pytest
 from numpy.linalg import eig
 
 import adcompile
-import adcompile.api.functions
+import adcompile.api.specialised
 from adcompile.errors import (CallError, SourceUnavailableError, UnsupportedFunctionError,
                               UnsupportedSyntaxError)
 
@@ -273,7 +273,7 @@ def no_codegen(monkeypatch):
     """Make any attempt to load generated code fail: bad calls must be caught before."""
     def refuse(*args, **kwargs):
         raise AssertionError("code was generated/loaded for a bad call")
-    monkeypatch.setattr(adcompile.api.functions, "load", refuse)
+    monkeypatch.setattr(adcompile.api.specialised, "load", refuse)
 
 
 ARGS = (np.ones(3), np.ones((2, 3)), 2)

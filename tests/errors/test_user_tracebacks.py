@@ -83,7 +83,7 @@ def test_adcompile_debug_shows_the_full_internal_traceback(tmp_path, program):
     _, stderr = run_script(tmp_path, program, debug="1")
     frames = adcompile_frames(stderr)
     assert len(frames) >= 5, stderr
-    assert any("/frontend/" in frame or "/api/run_errors" in frame or "/api/functions" in frame for frame in frames)
+    assert any("/frontend/" in frame or "/api/run_errors" in frame or "/api/specialised" in frame or "/api/compiled" in frame for frame in frames)
 
 
 def product(A, B):

@@ -229,7 +229,7 @@ def doubled_in_place(A):
 def test_allocation_shaped_like_a_fused_value_is_not_moved_before_it():
     A, V = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))
     compiled = adcompile.compile(doubled_in_place, backend="python")
-    hvp = adcompile.api.functions.DerivedFunction(adcompile.grad(compiled), "jvp", 0, tangents_only=True)
+    hvp = adcompile.api.derived.DerivedFunction(adcompile.grad(compiled), "jvp", 0, tangents_only=True)
     _, loops, fused_hvp = lowered(hvp, A, V, extra=1)
     assert loops >= 1 and np.allclose(fused_hvp(A.copy(), V)[0], hvp.run((A.copy(),), (V,))[0])
 

@@ -42,7 +42,7 @@ def test_statements_over_another_length_run_before_the_loop_and_do_not_split_it(
     A's (the check would always fail and the loop never run)."""
     compiled = adcompile.compile(softplus_objective, backend="python")
     x, A, v = RNG.standard_normal(4), RNG.standard_normal((7, 4)), RNG.standard_normal(4)
-    product = adcompile.api.functions.DerivedFunction(adcompile.grad(compiled), "jvp", (0,), tangents_only=True)
+    product = adcompile.api.derived.DerivedFunction(adcompile.grad(compiled), "jvp", (0,), tangents_only=True)
     source, loops, fused = lowered(product, x, A, v, extra=1)
     assert loops == 1 and "if " not in source, source
     expected = adcompile.hvp(compiled, (x, A), (v, None))
@@ -73,7 +73,7 @@ def test_no_generated_name_is_a_version_numba_could_give_another():
     in both branches; ``dt_2`` next to them once stopped numba with ``'dt_2_2' not unique``."""
     jacobian = adcompile.jacobian(adcompile.compile(tanh_objective, backend="python"), mode="fwd")
     x = np.array([0.3, -0.7, 1.1, 0.5])
-    product = adcompile.api.functions.DerivedFunction(jacobian, "jvp", (0,))
+    product = adcompile.api.derived.DerivedFunction(jacobian, "jvp", (0,))
     source, loops, fused = lowered(product, x, V, extra=1)  # the hidden argument V is the tangent too
     assert loops >= 2 and "if " in source and _numba_could_confuse(source) == [], source
     expected = adcompile.jvp(jacobian, (x,), (V,))

@@ -640,7 +640,7 @@ def test_repeated_expression_around_a_write_through_an_alias(backend):
 
 
 def test_common_subexpressions_are_not_merged_across_a_write_through_an_alias():
-    from adcompile.api.functions import signature_of
+    from adcompile.api.specialised import signature_of
     from adcompile.ir.clone import copy_function
     from adcompile.passes.pipeline import optimize
     from adcompile.codegen.python import generate
