@@ -5,14 +5,14 @@ The other transforms' entry points are in ``derivatives/`` (forward, pullback, v
 import numpy as np
 
 from ..errors import CallError
-from .derived_reverse import pullback_ir, reverse_applies, reverse_of_derived
+from ..transforms.derived_reverse import pullback_ir, reverse_applies, reverse_of_derived
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
 from ..ir.types import type_of_value
 from .aux_outputs import aux_structure, finish_with_aux, loss_function, with_aux_results
-from .matrix_ir import matrix_ir
+from ..transforms.matrix_ir import matrix_ir
 from ..modules.dispatch import module_compiler
-from .observed_passes import optimize_observed
+from ..passes.observed_passes import optimize_observed
 from ..transforms.forward import forward
 from ..transforms.reverse import reverse
 from . import specialised
@@ -47,7 +47,7 @@ class DerivedFunction(Specialised):
     """A transform of another (compiled or derived) function.
 
     kinds: ``grad``, ``value_and_grad``, ``vjp`` (reverse mode), ``jvp`` (forward mode),
-    ``hessian`` and ``jacobian`` (a loop of jvps or vjps, ``matrix_ir.py``). The derived IR
+    ``hessian`` and ``jacobian`` (a loop of jvps or vjps, ``transforms/matrix_ir.py``). The derived IR
     takes the base's parameters followed by one cotangent per base result (vjp) or one
     tangent per differentiated argument (jvp). Every kind applies to every other: each is
     an IR function that the transforms take again.
@@ -171,7 +171,7 @@ class DerivedFunction(Specialised):
 
     def matrix_ir(self, sig, index):
         """The Hessian (a Jacobian of the gradient, by columns: forward over reverse) or the
-        Jacobian, as a loop over unit directions (``matrix_ir.py``)."""
+        Jacobian, as a loop over unit directions (``transforms/matrix_ir.py``)."""
         base_ir = self.base.ir(sig)
         if self.kind == "hessian":
             self.check_scalar_output(base_ir)

@@ -17,13 +17,13 @@
 
 Derived functions of derived functions (``jvp(grad(f))``) show each transform in turn. The IR
 stages are recorded by the real pipeline: ``DerivedFunction.ir`` runs its passes through
-``observed_passes.optimize_observed``, which, while :func:`stage_texts` watches, runs them one
+``passes/observed_passes.optimize_observed``, which, while :func:`stage_texts` watches, runs them one
 at a time and notes each result.
 """
 from ..codegen.python import generate
 from ..errors import CallError
 from ..ir.printer import format_function
-from .observed_passes import observing
+from ..passes.observed_passes import observing
 
 DIFFERENTIATED = "differentiated"
 LOWERED = "lowered"

@@ -12,7 +12,7 @@ forward mode over reverse mode:
 from ..api.compiled import CompiledFunction
 from ..api.derived import MATRIX_KINDS, DerivedFunction, grad, value_and_grad
 from . import forward as derivatives
-from ..api.derived_reverse import pullback_ir
+from ..transforms.derived_reverse import pullback_ir
 from ..errors import CallError, UnsupportedSyntaxError, located
 from ..frontend.extensions import register_classifier
 from ..frontend.translator.inline import bind_arguments

@@ -15,7 +15,7 @@ from ..backend.returned_tapes import tapes_for_numba
 from ..backend.tiers import NUMBA
 from ..api.derived_cache import compiled_function, derived_function
 from ..modules.dispatch import module_compiler
-from ..api.pullback_split import split_pullback
+from ..transforms.pullback_split import split_pullback
 from ..transforms.arguments import written_arguments
 
 

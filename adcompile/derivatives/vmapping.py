@@ -21,7 +21,7 @@ from ..errors import CallError, located
 from ..ir.builder import Builder, Namer
 from ..ir.clone import copy_function, inline_function
 from ..ir.nodes import Function, Var
-from ..api.observed_passes import optimize_observed
+from ..passes.observed_passes import optimize_observed
 from ..transforms.batching import Unbatchable, batch
 
 

@@ -15,7 +15,7 @@ import pytest
 import adcompile
 from adcompile.errors import CallError, ShapeError
 from adcompile.inspection.ir_stages import ir_stages
-from adcompile.api.observed_passes import PASSES, ROUNDS
+from adcompile.passes.observed_passes import PASSES, ROUNDS
 from adcompile.passes import pipeline
 
 THIS_FILE = os.path.abspath(__file__)

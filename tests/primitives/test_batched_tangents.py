@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import adcompile
-import adcompile.api.matrix_ir as matrix_ir
+import adcompile.transforms.matrix_ir as matrix_ir
 from adcompile.ir.builder import Namer
 from adcompile.transforms.batching import Unbatchable, batch
 from oracles import jacobian_by_differences

@@ -17,8 +17,8 @@ Two ways, chosen by what the derived function is:
 from ..ir.builder import Builder, Namer, const
 from ..ir.nodes import AccumItem, Assign, Function, Pop, Push, Var, walk
 from .matrix_ir import pullback_by_columns
-from ..transforms.forward import forward
-from ..transforms.reverse import reverse
+from .forward import forward
+from .reverse import reverse
 
 
 def reverse_of_derived(base, sig, wrt, mode):

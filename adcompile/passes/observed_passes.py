@@ -7,13 +7,13 @@ the passes one at a time and reports each result that changed something.
 import contextlib
 import contextvars
 
-from ..passes.copy_then_add import fold_copies_then_adds
-from ..passes.cse import eliminate_common_subexpressions
-from ..passes.dce import eliminate_dead_code
-from ..passes.first_contribution import assign_first_contributions
-from ..passes.pipeline import optimize
-from ..passes.simplify import simplify
-from ..passes.static_shapes import use_static_shapes
+from .copy_then_add import fold_copies_then_adds
+from .cse import eliminate_common_subexpressions
+from .dce import eliminate_dead_code
+from .first_contribution import assign_first_contributions
+from .pipeline import optimize
+from .simplify import simplify
+from .static_shapes import use_static_shapes
 
 _observer = contextvars.ContextVar("adcompile_ir_observer", default=None)
 

@@ -39,7 +39,7 @@ from ..ir.nodes import Assign, For, Function, SetItem, Var, walk
 from ..ir.types import I8, Type, promote_dtypes
 from ..ir.primitives import Kind, has_kind
 from ..ir.primitives.batching_rules import with_unit_batch_axis
-from ..transforms.batching import Unbatchable, batch
+from .batching import Unbatchable, batch
 from ..ir.indexing import FULL_SLICE
 
 
