@@ -240,13 +240,16 @@ def render(text):
 
 def stale_files():
     """The docs files whose generated sections differ from what running the code gives."""
-    os.environ.setdefault("COLUMNS", "100")  # argparse wraps help to the terminal width
-    stale = []
-    for path in sorted(DOCS.glob("*.md")):
-        text = path.read_text()
-        if SECTION.search(text) and render(text) != text:
-            stale.append(path)
-    return stale
+    previous = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"  # argparse wraps help to the terminal width (a test worker's may differ)
+    try:
+        return [path for path in sorted(DOCS.glob("*.md"))
+                if SECTION.search(path.read_text()) and render(path.read_text()) != path.read_text()]
+    finally:
+        if previous is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = previous
 
 
 def main(argv):
