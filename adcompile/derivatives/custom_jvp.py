@@ -20,10 +20,9 @@ from ..custom.rules import custom_jvp
 from ..errors import TypeMismatchError, located
 from ..frontend.custom_functions.backward import BackwardTranslator, needs_input_grad, new_translator, output_cotangent
 from ..frontend.custom_functions.call import register_globals_of
-from ..frontend.custom_functions.custom_rules import (CustomRuleInfo, call_inputs, definition_location, finish_call,
-                                                      inside_own_rule, output_atoms, translate_region)
+from ..frontend.custom_functions.custom_rules import (CustomRuleInfo, CustomRuleRef, definition_location, finish_call,
+                                                      output_atoms, translate_region)
 from ..frontend.extensions import register_classifier
-from ..frontend.translator.inline import inline_call
 from ..frontend.translator.tables import until_types_settle
 from ..frontend.values import NONE, NoneValue, TupleValue
 from ..ir.builder import Builder, Namer, const
@@ -174,17 +173,11 @@ def _like(b, tout, output):
     return tout
 
 
-class CustomJVPRef:
+class CustomJVPRef(CustomRuleRef):
     """A ``custom_jvp`` function named in compiled code."""
 
-    def __init__(self, rule):
-        self.rule = rule
-
-    def compile_call(self, tr, args, kwargs, node):
+    def compile_region(self, tr, names, inputs, node):
         rule = self.rule
-        if inside_own_rule(tr, rule):
-            return inline_call(tr, rule.fun, args, kwargs, node)
-        names, inputs = call_inputs(tr, rule, args, kwargs, node)
         block, value = translate_region(tr, rule.fun, inputs, node)
         atoms, is_tuple = output_atoms(tr, value, f"custom_jvp function {rule.__name__}", node)
         info = CustomJVPInfo(rule, names, inputs, tr.hidden_params, is_tuple, tr.loc)

@@ -172,17 +172,25 @@ class CustomVJPInfo(CustomRuleInfo):
         return until_types_settle(attempt, f"type inference of {bwd.__name__}")
 
 
-class CustomVJPRef:
-    """A ``custom_vjp`` function named in compiled code."""
+class CustomRuleRef:
+    """A ``custom_vjp`` / ``custom_jvp`` function named in compiled code: called inside its own
+    rule it is plain code (inlined); elsewhere a region with the rule (``compile_region``)."""
 
     def __init__(self, rule):
         self.rule = rule
 
     def compile_call(self, tr, args, kwargs, node):
+        if inside_own_rule(tr, self.rule):
+            return inline_call(tr, self.rule.fun, args, kwargs, node)
+        names, inputs = call_inputs(tr, self.rule, args, kwargs, node)
+        return self.compile_region(tr, names, inputs, node)
+
+
+class CustomVJPRef(CustomRuleRef):
+    """A ``custom_vjp`` function named in compiled code."""
+
+    def compile_region(self, tr, names, inputs, node):
         rule = self.rule
-        if inside_own_rule(tr, rule):
-            return inline_call(tr, rule.fun, args, kwargs, node)
-        names, inputs = call_inputs(tr, rule, args, kwargs, node)
         fwd = rule.fwd or rule.fun
         block, value = translate_region(tr, fwd, inputs, node)
         residuals = NONE
