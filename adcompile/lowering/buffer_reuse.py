@@ -60,19 +60,36 @@ def reuse_buffers(fn, shapes):
     ``fn`` itself are asked too (an allocation's lengths, ``x.shape[0]``, may prove more)."""
     maps = (shapes, infer_shapes(fn))
     reused = 0
-    while _reuse_one(fn, maps):
-        reused += 1
-    return reused
+    while True:
+        found = _reuse_round(fn, maps)
+        if not found:
+            return reused
+        reused += found
 
 
-def _reuse_one(fn, maps):
+def _reuse_round(fn, maps):
+    """One round: every reuse that ``_Uses`` of the current ``fn`` proves, taken together; the
+    number taken.
+
+    Independence (what makes taking them together legal): a reuse ``t = d`` changes who holds
+    ``d``'s memory (``t`` and ``t``'s views now do) and nothing else; every other decision of the
+    round is about other owned donors, whose memory roots are only themselves, and about
+    other fresh allocations. So a round never uses a variable of an earlier pair of the same
+    round, as donor or as target; the next round, built on the edited ``fn``, sees ``t`` among
+    ``d``'s viewers and may give ``d``'s memory on again. Edits are applied after the
+    decisions, from the end of each block, so that the positions ``_Uses`` recorded hold."""
     uses = _Uses(fn)
     donors = _DonorsByType(uses.donors, maps)
+    taken, edits = set(), []
     for block, index, stmt, path in uses.allocations:
+        if stmt.target in taken:
+            continue
         loop_index = _loop_writing(block, index, stmt.target)
         if loop_index is None:
             continue
         for donor in donors.like(stmt.target):
+            if donor in taken:
+                continue
             late = uses.live_touches(donor, path)
             if late is None:
                 continue
@@ -82,9 +99,12 @@ def _reuse_one(fn, maps):
                 continue
             why = "which the loop below reads at each point before writing it there" if late else "which is not read again"
             note = Comment(f"{stmt.target.name} reuses the memory of {donor.name}, {why}")
-            block[index:index + 1] = [note, Assign(stmt.target, "alias", [donor], loc=stmt.loc)]
-            return True
-    return False
+            edits.append((block, index, [note, Assign(stmt.target, "alias", [donor], loc=stmt.loc)]))
+            taken |= {donor, stmt.target}
+            break
+    for block, index, replacement in sorted(edits, key=lambda edit: -edit[1]):
+        block[index:index + 1] = replacement
+    return len(edits)
 
 
 class _DonorsByType:
@@ -131,6 +151,10 @@ class _Uses:
         self.kept = {atom for atom in fn.results if isinstance(atom, Var)}  # outlive the call, or stored
         self.placeheld = set()  # variables given a placeholder (a type, no value) before their assignment
         self._visit(fn.body, ())
+        self.viewers_of = {}  # var -> every array that may share its memory (itself included)
+        for other, roots in self.roots.items():
+            for root in roots:
+                self.viewers_of.setdefault(root, set()).add(other)
         self.assigned_at = {}
         for var in self.writes:
             position = self._owned_assignment(var)
@@ -182,7 +206,7 @@ class _Uses:
 
     def viewers(self, var):
         """``var`` and every array that may share its memory."""
-        return {other for other, roots in self.roots.items() if var in roots} | {var}
+        return self.viewers_of.get(var, set()) | {var}
 
     def live_touches(self, donor, allocation):
         """The liveness of ``donor``'s memory at ``allocation`` (a position), over the whole loop
