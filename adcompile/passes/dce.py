@@ -25,7 +25,8 @@ And such a read is moved to an earlier value of the same shape where one is at h
 
 A matrix product that a rewrite relied on for the equal lengths it checks
 (``ir/dim_equalities.py``) leaves, when dead, ``rt.check_matmul_shapes(a, b)`` in its place;
-such checks (primitives of kind CHECK) always stay.
+such checks (primitives of kind CHECK) always stay, and so do the shapes of the operands of
+a product that may leave one: its arguments are needed for their shapes whether it lives or not.
 """
 from ..ir.dim_equalities import shape_check_for
 from ..ir.nodes import AccumItem, Assign, Comment, CustomCall, For, If, Pop, Push, SetItem, Var, While, walk
@@ -112,6 +113,9 @@ def _mark(fn, aliases):
     for stmt in walk(fn.body, into_custom=True):
         if _is_live(stmt, set(), aliases):  # control flow, comments, checks
             queue.append(stmt)
+        check = shape_check_for(stmt)
+        if check is not None:  # the check ``_sweep`` leaves if ``stmt`` is dead reads its operands' shapes
+            queue.append(check)
         for root in _written_roots(stmt, aliases):
             value_writers.setdefault(root, []).append(stmt)
         for root in _shape_roots(stmt, aliases):

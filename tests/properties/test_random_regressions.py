@@ -351,6 +351,22 @@ def f(x, A, y, b):
         second_order=True,
         seed=40002856,
     ),
+    RegressionCase(
+        name="hessian_of_a_product_a_rewrite_checked_keeps_its_operands_for_the_check",
+        source='''
+import numpy as np
+
+def f(x, A):
+    x = A[:, 0] - x
+    v = x @ A
+    return v[0]
+''',
+        args=(np.array([0.1, 0.2, 0.3, 0.4]), np.arange(16.0).reshape(4, 4) / 10.0),
+        kind="crash:hessian:NameError",  # lowered random program 40008844: the dead product left
+        backend="python",                # rt.check_matmul_shapes(x_1, A) after x_1's assignment was removed
+        second_order=True,
+        seed=1,  # a seed whose Hessian is taken with respect to x
+    ),
 ]
 
 
