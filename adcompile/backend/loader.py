@@ -31,6 +31,7 @@ from ..runtime.zero_safe_numpy import python_helpers
 from .cache_key import module_file_name
 from .numpy_scalars import with_numpy_scalar_arguments
 from .names import safe_name
+from .optimisation_level import compiling_at, level_for
 from .source_files import discard_numba_cache, ensure_source_file
 from .trust import Untrusted, ensure_folder
 
@@ -73,7 +74,13 @@ def _execute_module(module_name, path, source):
     return module
 
 
-def _numba_compiled(fn, path, persistent, options):
+def _numba_compiled(fn, path, persistent, options, level=None):
+    """``fn`` jitted with ``options``, compiled at optimisation ``level`` (see
+    :mod:`.optimisation_level`), with the checked disk cache when ``persistent``."""
+    return compiling_at(_jitted(fn, path, persistent, options), level)
+
+
+def _jitted(fn, path, persistent, options):
     import numba  # lazy: numba takes ~0.3 s to import
 
     from ..runtime import numba_impls  # noqa: F401  (lazy: registers the helpers' numba versions)
@@ -123,7 +130,7 @@ def load(source, name, backend="numba", options=None):
             module = _execute_module(f"_adcompile_generated_{safe_name(name)}_{digest}", path, source)
             fn = getattr(module, name)
             if backend == "numba":
-                fn = _numba_compiled(fn, path, persistent, options)
+                fn = _numba_compiled(fn, path, persistent, options, level_for(source, name))
             else:
                 if hasattr(module, "rt"):  # run as Python: the zero-safe products in numpy, not numba's
                     module.rt = python_helpers()
