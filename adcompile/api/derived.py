@@ -9,7 +9,8 @@ from ..transforms.derived_reverse import pullback_ir, reverse_applies, reverse_o
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
 from ..ir.types import type_of_value
-from .aux_outputs import aux_structure, finish_with_aux, loss_function, with_aux_results
+from .aux_outputs import (aux_structure, finish_matrix_with_aux, finish_with_aux, loss_function, matrix_with_aux,
+                          with_aux_results)
 from ..transforms.matrix_ir import matrix_ir
 from ..modules.dispatch import module_compiler
 from ..passes.observed_passes import optimize_observed
@@ -63,7 +64,7 @@ class DerivedFunction(Specialised):
         super().__init__()
         self.base = as_compiled(base)
         self.kind = kind
-        self.has_aux = bool(has_aux)  # grad, value_and_grad: the base returns (loss, aux) (aux_outputs.py)
+        self.has_aux = bool(has_aux)  # grad, value_and_grad, jacobian, hessian: the base returns (out, aux)
         self.tangents_only = tangents_only  # jvp: return only the output tangents
         self.mode = mode  # jacobian: "rev" (rows of vjps) or "fwd" (columns of jvps)
         self.backend = self.base.backend
@@ -173,6 +174,11 @@ class DerivedFunction(Specialised):
         """The Hessian (a Jacobian of the gradient, by columns: forward over reverse) or the
         Jacobian, as a loop over unit directions (``transforms/matrix_ir.py``)."""
         base_ir = self.base.ir(sig)
+        if self.has_aux:
+            if isinstance(self.base, DerivedFunction):
+                raise CallError(f"{self.name}: has_aux=True takes a compiled or plain Python function returning "
+                                f"(out, aux), not the derived function {self.base.name}")
+            return matrix_with_aux(self.kind, base_ir, index, self.mode, self.name)
         if self.kind == "hessian":
             self.check_scalar_output(base_ir)
             gradient = DerivedFunction(self.base, "grad", index).ir(sig)
@@ -205,12 +211,15 @@ class DerivedFunction(Specialised):
 
     def finisher(self, sig, fn_ir):
         restore = super().finisher(sig, fn_ir)
+        if self.kind in MATRIX_KINDS and self.has_aux:
+            finish_matrix = finish_matrix_with_aux(aux_structure(self.base.ir(sig), self.name))
+            return lambda result: finish_matrix(restore(result))
         if self.kind not in ("grad", "value_and_grad"):
             return restore
         if self.has_aux:
             aux_def = aux_structure(self.base.ir(sig), self.name)
-            finish = finish_with_aux(self.kind, aux_def, len(self.resolved_wrt(sig)), self.wrt_is_tuple)
-            return lambda result: finish(restore(result))
+            finish_aux = finish_with_aux(self.kind, aux_def, len(self.resolved_wrt(sig)), self.wrt_is_tuple)
+            return lambda result: finish_aux(restore(result))
 
         n_wrt = len(self.resolved_wrt(sig))
         single_value = self.kind == "value_and_grad" and not self.base.ir(sig).returns_tuple
@@ -234,6 +243,9 @@ class DerivedFunction(Specialised):
 
     def matrix_of_module(self, args):
         """A Hessian or Jacobian with respect to a Module: dicts keyed like named_parameters()."""
+        if self.has_aux:
+            raise CallError(f"{self.name}: has_aux=True with respect to a Module, tuple, list or dict argument "
+                            "is not supported; return the aux from another call")
         if self.kind == "hessian":
             return module_compiler().hessian(self.base, self.wrt[0], args)
         return module_compiler().jacobian(self.base, self.wrt[0], self.mode, args)
@@ -252,7 +264,7 @@ class DerivedFunction(Specialised):
     def user_returns_tuple(self, sig):
         """Whether calling this function returns a tuple (else a single value)."""
         if self.kind in MATRIX_KINDS:
-            return False
+            return self.has_aux
         return self.wrt_is_tuple if self.kind == "grad" else True
 
     def wrt_arg(self):

@@ -86,9 +86,18 @@ def jvp(f, primals, tangents):
     wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
     derived = derived_function(compiled, "jvp", wrt)
     result = derived.call_with_extra(primals, extra)
+    return outputs_and_tangents(compiled, derived.call_signature(primals), result)
+
+
+def outputs_and_tangents(compiled, sig, result):
+    """``(out, tangent)`` of jvp from the code's ``*outs, *touts``: each as ``compiled`` returns
+    its result (one value, a tuple, or a list or dict rebuilt from its leaves)."""
     n_out = len(result) // 2
     outs, touts = tuple(result[:n_out]), tuple(result[n_out:])
-    if compiled.user_returns_tuple(derived.call_signature(primals)):
+    structure = getattr(compiled.primal_ir(sig), "result_structure", None)
+    if structure is not None:
+        return structure.unflatten(outs), structure.unflatten(touts)
+    if compiled.user_returns_tuple(sig):
         return outs, touts
     return outs[0], touts[0]
 
@@ -139,7 +148,7 @@ def _quick_hvp(compiled, primals, tangents):
     return product.run(primals, tangents)[0]
 
 
-def hessian(f, wrt=DEFAULT_WRT, *, argnums=None):
+def hessian(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):
     """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``
     (``argnums=``, JAX's name, also), shape ``x.shape + x.shape`` (for a dict of arrays, as in
     JAX, a dict of dicts: ``H["a"]["b"]`` of shape ``a.shape + b.shape``) (forward over reverse: one jvp of the gradient with all unit
@@ -147,6 +156,7 @@ def hessian(f, wrt=DEFAULT_WRT, *, argnums=None):
     batched). It takes ``f``'s arguments as ``f`` does (keywords, defaults) and is
     a derived function like ``grad(f)``: ``adcompile.source`` shows it, compiled code can call
     it, and every transform applies to it (``jacobian(hessian(f))`` is the third derivative).
+    With ``has_aux=True`` (as JAX's), ``f`` returns ``(value, aux)``: the result is ``(H, aux)``.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -157,10 +167,10 @@ def hessian(f, wrt=DEFAULT_WRT, *, argnums=None):
            [2., 0.]])
     """
     wrt = wrt_or_argnums("hessian", wrt, argnums)
-    return DerivedFunction(f, "hessian", _single_wrt(f, wrt, "hessian"))
+    return DerivedFunction(f, "hessian", _single_wrt(f, wrt, "hessian"), has_aux=has_aux)
 
 
-def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None):
+def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None, has_aux=False):
     """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
     ``wrt`` (``argnums=``, JAX's name, also), shape ``out.shape + x.shape`` (for a dict of
     arrays, a dict of such arrays). ``jacrev(f)`` and ``jacfwd(f)`` are its two modes. ``mode`` is "rev" (a generated loop with one vjp
@@ -168,7 +178,8 @@ def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None):
     per input element where it cannot be batched; "rev" of a derived function that reverse
     mode does not take is computed this way too). It takes ``f``'s arguments as ``f``
     does (keywords, defaults) and is a derived function like ``grad(f)``: it can be inspected,
-    called in compiled code and differentiated again.
+    called in compiled code and differentiated again. With ``has_aux=True`` (as JAX's), ``f``
+    returns ``(out, aux)``, aux any value or pytree carried along: the result is ``(J, aux)``.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -184,10 +195,10 @@ def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None):
     if mode not in ("rev", "fwd"):
         raise CallError("jacobian: mode must be 'rev' or 'fwd'")
     wrt = wrt_or_argnums("jacobian", wrt, argnums)
-    return DerivedFunction(f, "jacobian", _single_wrt(f, wrt, "jacobian"), mode=mode)
+    return DerivedFunction(f, "jacobian", _single_wrt(f, wrt, "jacobian"), mode=mode, has_aux=has_aux)
 
 
-def jacrev(f, wrt=DEFAULT_WRT, *, argnums=None):
+def jacrev(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):
     """JAX's ``jacrev``: ``jacobian(f, wrt, mode="rev")`` (``argnums=`` another name of ``wrt``).
 
     >>> import numpy as np, adcompile
@@ -198,10 +209,10 @@ def jacrev(f, wrt=DEFAULT_WRT, *, argnums=None):
     array([[2., 0.],
            [0., 6.]])
     """
-    return jacobian(f, wrt_or_argnums("jacrev", wrt, argnums), mode="rev")
+    return jacobian(f, wrt_or_argnums("jacrev", wrt, argnums), mode="rev", has_aux=has_aux)
 
 
-def jacfwd(f, wrt=DEFAULT_WRT, *, argnums=None):
+def jacfwd(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):
     """JAX's ``jacfwd``: ``jacobian(f, wrt, mode="fwd")`` (``argnums=`` another name of ``wrt``).
 
     >>> import numpy as np, adcompile
@@ -213,7 +224,7 @@ def jacfwd(f, wrt=DEFAULT_WRT, *, argnums=None):
     array([[3., 0.],
            [0., 4.]])
     """
-    return jacobian(f, wrt_or_argnums("jacfwd", wrt, argnums), mode="fwd")
+    return jacobian(f, wrt_or_argnums("jacfwd", wrt, argnums), mode="fwd", has_aux=has_aux)
 
 
 def _single_wrt(f, wrt, what):

@@ -13,7 +13,7 @@ from ..api.compiled import CompiledFunction
 from ..api.derived import MATRIX_KINDS, DerivedFunction, grad, value_and_grad
 from . import forward as derivatives
 from ..transforms.derived_reverse import pullback_ir
-from ..errors import CallError, UnsupportedSyntaxError, located
+from ..errors import CallError, located
 from ..frontend.extensions import register_classifier
 from ..frontend.translator.inline import bind_arguments
 from ..frontend.resolve import UserFunction
@@ -24,6 +24,7 @@ from ..ir.clone import inline_function
 from ..ir.nodes import Const, CustomCall, Var
 from ..transforms.forward import forward
 from ..transforms.reverse import reverse
+from .nested_trees import call_with_trees
 
 _FACTORIES = {}
 
@@ -190,20 +191,11 @@ class DerivedInCode:
                            "outside", node, CallError)
         if kwargs or len(args) != len(derived.param_names):  # keywords and defaults bind as in a call
             args = list(bind_arguments(tr, derived.python_function(), args, kwargs, node).values())
+        if any(isinstance(a, TupleValue) for a in args):  # pytree arguments: the flat function's derivative
+            return call_with_trees(tr, derived, args, node, inline_derived)
         atoms = [tr.as_atom(a, node) for a in args]
         derived.check_arity(atoms)
-        sig = tuple(a.type for a in atoms)
-        try:
-            fn_ir = derived.ir(sig)
-        except CallError as exc:
-            raise tr.error(str(exc), node, CallError) from None
-        hidden = getattr(derived.primal_ir(sig), "hidden_values", [])
-        inputs = atoms + [tr.hidden_array(value, "global_array", node) for value in hidden]
-        region = []
-        results = inline_function(fn_ir, inputs, tr.namer, region, tr.loc)
-        outputs = [r for r in results]
-        tr.block.append(CustomCall([o for o in outputs if isinstance(o, Var)], inputs, region,
-                                   DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
+        sig, outputs = inline_derived(tr, derived, atoms, node)
         if derived.kind in MATRIX_KINDS:
             return outputs[0]
         values, grads = derived.split(sig, outputs) if derived.kind != "grad" else (None, derived.split(sig, outputs)[1])
@@ -212,6 +204,23 @@ class DerivedInCode:
             return grads
         values = TupleValue(list(values)) if isinstance(values, tuple) else values
         return TupleValue([values, grads])
+
+
+def inline_derived(tr, derived, atoms, node):
+    """Inline the code of ``derived`` called on ``atoms`` as a CustomCall that knows how to be
+    differentiated again: (the signature, the list of its results)."""
+    sig = tuple(a.type for a in atoms)
+    try:
+        fn_ir = derived.ir(sig)
+    except CallError as exc:
+        raise tr.error(str(exc), node, CallError) from None
+    hidden = getattr(derived.primal_ir(sig), "hidden_values", [])
+    inputs = atoms + [tr.hidden_array(value, "global_array", node) for value in hidden]
+    region = []
+    outputs = list(inline_function(fn_ir, inputs, tr.namer, region, tr.loc))
+    tr.block.append(CustomCall([o for o in outputs if isinstance(o, Var)], inputs, region,
+                               DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
+    return sig, outputs
 
 
 def call_jvp(tr, args, kwargs, node):

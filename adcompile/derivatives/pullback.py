@@ -11,6 +11,8 @@ import numpy as np
 from ..boundary import api_boundary
 from ..api.specialised import Specialised, takes_flat_call
 from ..api.derived import check_against
+from ..errors import CallError
+from ..tree import flatten as tree_flatten
 from ..backend.returned_tapes import tapes_for_numba
 from ..backend.tiers import NUMBA
 from ..api.derived_cache import compiled_function, derived_function
@@ -70,6 +72,25 @@ def halves_of(derived):
     return halves
 
 
+def cotangent_leaves(base_ir, cotangents):
+    """The cotangents of the code's flat results from the user's: one per output, or (for a
+    function returning a tuple, list or dict) one pytree of the output's structure."""
+    structure = getattr(base_ir, "result_structure", None)
+    if structure is not None:
+        given = cotangents[0] if len(cotangents) == 1 else cotangents
+        leaves, treedef = tree_flatten(given)
+        if treedef != structure:
+            raise CallError(f"vjp: the cotangent must have the structure of the output, {structure}, not {treedef}")
+        cotangents = tuple(leaves)
+    elif len(cotangents) == 1 and isinstance(cotangents[0], tuple):
+        cotangents = cotangents[0]
+    cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
+    # a 0-d array is a number (the generated code updates scalar adjoints with +=)
+    cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
+    check_against(cotangents, base_ir.results, "cotangent")
+    return cotangents
+
+
 class Pullback:
     """What ``vjp`` returns with the output: ``pullback(cotangent)`` gives one cotangent per
     argument of ``f`` (None for the arguments not differentiated). ``derived`` is the vjp
@@ -105,12 +126,7 @@ class Pullback:
 
     @api_boundary
     def __call__(self, *cotangents):
-        if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
-            cotangents = cotangents[0]
-        cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
-        # a 0-d array is a number (the generated code updates scalar adjoints with +=)
-        cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
-        check_against(cotangents, self.base_ir.results, "cotangent")
+        cotangents = cotangent_leaves(self.base_ir, cotangents)
         if self.split is None:
             grads = self.derived.call_with_extra(self.args, cotangents)[len(cotangents):]
         else:

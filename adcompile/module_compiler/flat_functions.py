@@ -165,10 +165,10 @@ def trainable_positions(args):
     for value in args:
         if isinstance(value, StaticSlot):
             positions.append(None)
-        elif needs_slot(value):
-            leaves, treedef = tree_flatten(value)
+        elif isinstance(value, TreeSlot) or needs_slot(value):  # a TreeSlot: a pytree in compiled code
+            treedef = value.treedef if isinstance(value, TreeSlot) else tree_flatten(value)[1]
             positions.append(TreeEntry([(index + k, path) for k, path in enumerate(treedef.paths())], treedef))
-            index += len(leaves)
+            index += treedef.num_leaves
         elif isinstance(value, Module):
             entries = []
             for name, param in value.named_parameters():

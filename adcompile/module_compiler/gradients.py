@@ -3,19 +3,18 @@ gradients with respect to a Module regrouped into dicts keyed like ``named_param
 (``grad``, ``value_and_grad``, ``vjp``), and the flat function a call inspects."""
 from collections import OrderedDict
 
-import numpy as np
 
 from ..api.compiled import as_compiled, CompiledFunction
-from ..api.derived import check_against, DerivedFunction
+from ..api.derived import DerivedFunction
 from ..errors import CallError
 from ..ir.types import type_of_value
 from ..modules.module import Module
 from .flat_functions import FlatFunction, TreeEntry, flat_arguments, flat_function, trainable_positions
+from ..derivatives.pullback import cotangent_leaves
 from ..derivatives.vmapping import Vectorized
 from .mapped import plan_vmap
 from .tree_plans import NOT_PLANNED, run_planned
-from .tree_slots import mark_static, needs_slot
-from ..tree import flatten as tree_flatten
+from .tree_slots import TreeSlot, mark_static, needs_slot
 
 
 def regroup(positions, wrt, grads):
@@ -55,7 +54,7 @@ def user_wrt(fn, args):
     if fn.wrt is not None:
         return list(fn.wrt)
     return [k for k, a in enumerate(args)
-            if isinstance(a, Module) or needs_slot(a) or (type_of_value(a) is not None and type_of_value(a).is_float)]
+            if isinstance(a, (Module, TreeSlot)) or needs_slot(a) or (type_of_value(a) is not None and type_of_value(a).is_float)]
 
 
 def static_wrt_error(fname, k):
@@ -182,29 +181,15 @@ def vjp_with_modules(f, args, wrt=None):
     flat_args = flat_arguments(args)
     out = flat.run(flat_args)
 
-    structure = getattr(flat.primal_ir(flat.signature(flat_args)), "result_structure", None)
+    flat_ir = flat.ir(flat.signature(flat_args))
 
     def pullback(*cotangents):
-        if structure is not None:  # a tuple, list or dict of outputs: cotangents in its structure
-            cotangents = output_cotangents(structure, cotangents[0] if len(cotangents) == 1 else cotangents)
-        elif len(cotangents) == 1 and isinstance(cotangents[0], tuple):
-            cotangents = cotangents[0]
-        cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
-        cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
-        check_against(cotangents, flat.ir(flat.signature(flat_args)).results, "cotangent")
+        cotangents = cotangent_leaves(flat_ir, cotangents)
         result = derived.call_with_extra(flat_args, cotangents)
         return tuple(regroup(positions, wrt, tuple(result[len(cotangents):])))
 
     pullback.derived = derived
     return out, pullback
-
-
-def output_cotangents(structure, cotangent):
-    """The leaves of a cotangent given in the structure of the function's output."""
-    leaves, treedef = tree_flatten(cotangent)
-    if treedef != structure:
-        raise CallError(f"vjp: the cotangent must have the structure of the output, {structure}, not {treedef}")
-    return tuple(leaves)
 
 
 def flat_target(target, args, what):

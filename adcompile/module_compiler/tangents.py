@@ -5,7 +5,7 @@ from collections import OrderedDict
 
 from ..api.compiled import as_compiled, CompiledFunction
 from ..api.derived import DerivedFunction
-from ..derivatives.forward import _tangent_like
+from ..derivatives.forward import _tangent_like, outputs_and_tangents
 from ..errors import CallError
 from ..modules.module import Module
 from ..tree import flatten as tree_flatten
@@ -80,12 +80,7 @@ def jvp_with_modules(f, primals, tangents):
         flat = flat_function(compiled.pyfunc, primals, compiled.backend)
         args = flat_arguments(primals)
         result = flat.chain((("jvp", indices, False),)).call_with_extra(args, extra)
-        sig = flat.signature(args)
-        returns_tuple = flat.user_returns_tuple(sig)
-        structure = getattr(flat.primal_ir(sig), "result_structure", None)
-        if structure is not None:  # a tuple, list or dict of outputs: the tangents in its structure
-            n_out = len(result) // 2
-            return structure.unflatten(result[:n_out]), structure.unflatten(result[n_out:])
+        return outputs_and_tangents(flat, flat.signature(args), result)
     else:  # jvp of a derived function: the same transforms of the flat function
         modules = [k for k in wrt if isinstance(primals[k], Module)]
         if modules:
