@@ -2,6 +2,7 @@
 parameter and buffer arrays (``named_parameters()`` then ``named_buffers()`` order), one per module
 key, cached while the modules live; and the flat arguments and trainable positions of a call."""
 import inspect
+from collections import OrderedDict
 import threading
 import weakref
 
@@ -12,10 +13,11 @@ from ..errors import CallError
 from ..modules.leaves import module_leaves
 from ..modules.module import Module
 from .tree_keys import module_key
-from .tree_slots import StaticSlot, TreeSlot, needs_slot
+from ..tree import flatten as tree_flatten
+from ..tree.plans import builder
+from .tree_slots import StaticSlot, TreeSlot, flat_leaves, needs_slot
 from .values import ModuleSlot, translate_with_modules
 from ..transforms.arguments import written_arguments
-from ..tree import flatten as tree_flatten, leaves as tree_leaves
 
 _lock = threading.RLock()
 _flat_functions = {}
@@ -38,6 +40,9 @@ class FlatFunction(Specialised):
             if slot is None:
                 self.param_names.append(name)
             elif isinstance(slot, (TreeSlot, StaticSlot)):
+                start = len(self.param_names)
+                if isinstance(slot, TreeSlot):  # the buffers of Modules inside it
+                    self.buffer_positions |= {start + k for k in slot.buffer_offsets()}
                 self.param_names += slot.names(name)
             else:
                 start = len(self.param_names)
@@ -121,17 +126,23 @@ def flat_function(pyfunc, args, backend):
         if flat is None:
             label = pyfunc.__qualname__.replace(".<locals>", "")
             flat = _flat_functions[key] = FlatFunction(pyfunc, modules, backend, label)
-            for module in modules:
-                if isinstance(module, Module) and "_adcompile_finalizer" not in module.__dict__:
+            held = [m for m in modules if isinstance(m, Module)]
+            held += [slot.module for m in modules if isinstance(m, TreeSlot) for slot in m.modules.values()]
+            _module_ids[key] = {id(module) for module in held}
+            for module in held:
+                if "_adcompile_finalizer" not in module.__dict__:
                     module.__dict__["_adcompile_finalizer"] = weakref.finalize(module, _forget_module, id(module))
     return flat
+
+
+_module_ids = {}  # flat function key -> the ids of the Modules it was compiled for
 
 
 def _forget_module(module_id):
     """A module was collected: drop the flat functions compiled for it."""
     with _lock:
-        for key in [k for k in _flat_functions if any(e is not None and e[0] == module_id for e in k[2])]:
-            del _flat_functions[key]
+        for key in [k for k, ids in _module_ids.items() if module_id in ids]:
+            del _flat_functions[key], _module_ids[key]
 
 
 def flat_arguments(args):
@@ -143,19 +154,58 @@ def flat_arguments(args):
             flat += [p.data for _, p in value.named_parameters()]
             flat += [b for _, b in value.named_buffers()]
         elif needs_slot(value):
-            flat += tree_leaves(value)
+            flat += flat_leaves(value)
         elif not isinstance(value, StaticSlot):
             flat.append(value)
     return flat
 
 
 class TreeEntry(list):
-    """The positions of a pytree argument: [(flat index, path)] per leaf, and its structure
-    (gradients with respect to it are rebuilt in that structure)."""
+    """The differentiable positions of a pytree argument: [(flat index, path)] per leaf (per
+    parameter with requires_grad of a Module leaf), and how gradients with respect to it are
+    rebuilt: in its structure, a Module leaf's a dict keyed like ``named_parameters()``."""
 
-    def __init__(self, entries, treedef):
+    def __init__(self, entries, treedef, module_names=None):
         super().__init__(entries)
         self.treedef = treedef
+        self.module_names = module_names or {}  # leaf position -> trainable parameter names
+
+    def rebuild(self, grads):
+        """The gradients (one per entry, in order) in the argument's structure."""
+        if not self.module_names:
+            return builder(self.treedef)(grads)
+        grads = iter(grads)
+        leaves = [OrderedDict((name, next(grads)) for name in self.module_names[k]) if k in self.module_names
+                  else next(grads) for k in range(self.treedef.num_leaves)]
+        return self.treedef.unflatten(leaves)
+
+
+def tree_entry(treedef, modules, index):
+    """The TreeEntry of a pytree argument of structure ``treedef`` whose first flat argument is
+    ``index``; ``modules`` maps the positions of its Module leaves to them."""
+    entries, module_names = [], {}
+    for k, path in enumerate(treedef.paths()):
+        module = modules.get(k)
+        if module is None:
+            entries.append((index, path))
+            index += 1
+            continue
+        module_names[k] = []
+        for name, param in module.named_parameters():
+            if param.requires_grad:
+                entries.append((index, path + (name,)))
+                module_names[k].append(name)
+            index += 1
+        index += sum(1 for _ in module.named_buffers())
+    return TreeEntry(entries, treedef, module_names), index
+
+
+def tree_layout(value):
+    """(structure, {position: Module leaf}) of a pytree argument or its TreeSlot."""
+    if isinstance(value, TreeSlot):
+        return value.treedef, {k: slot.module for k, slot in value.modules.items()}
+    leaves, treedef = tree_flatten(value)
+    return treedef, {k: leaf for k, leaf in enumerate(leaves) if isinstance(leaf, Module)}
 
 
 def trainable_positions(args):
@@ -166,9 +216,8 @@ def trainable_positions(args):
         if isinstance(value, StaticSlot):
             positions.append(None)
         elif isinstance(value, TreeSlot) or needs_slot(value):  # a TreeSlot: a pytree in compiled code
-            treedef = value.treedef if isinstance(value, TreeSlot) else tree_flatten(value)[1]
-            positions.append(TreeEntry([(index + k, path) for k, path in enumerate(treedef.paths())], treedef))
-            index += treedef.num_leaves
+            entry, index = tree_entry(*tree_layout(value), index)
+            positions.append(entry)
         elif isinstance(value, Module):
             entries = []
             for name, param in value.named_parameters():
@@ -181,7 +230,6 @@ def trainable_positions(args):
             positions.append(index)
             index += 1
     return positions
-
 
 
 def called_with_modules(root):

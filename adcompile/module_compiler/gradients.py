@@ -25,7 +25,7 @@ def regroup(positions, wrt, grads):
     for k in wrt:
         entry = positions[k]
         if isinstance(entry, TreeEntry):
-            out.append(entry.treedef.unflatten([next(grads) for _ in entry]))
+            out.append(entry.rebuild([next(grads) for _ in entry]))
         elif isinstance(entry, list):
             out.append(OrderedDict((name, next(grads)) for _, name in entry))
         else:

@@ -50,7 +50,7 @@ def jacobian_with_modules(f, index, mode, args):
             matrix = np.stack(columns, axis=1) if columns else np.zeros((int(np.prod(out_shape)), 0))
             result[name] = matrix.reshape(out_shape + shape)
     if isinstance(leaves, TreeEntry):
-        return leaves.treedef.unflatten(list(result.values()))
+        return leaves.rebuild(list(result.values()))
     return result
 
 
@@ -73,6 +73,5 @@ def hessian_with_modules(f, index, args):
             stacked = np.stack([np.asarray(c[j] if isinstance(c, tuple) else c) for c in columns])
             result[a][b] = stacked.reshape(shape + other)
     if isinstance(leaves, TreeEntry):
-        treedef = leaves.treedef
-        return treedef.unflatten([treedef.unflatten(list(row.values())) for row in result.values()])
+        return leaves.rebuild([leaves.rebuild(list(row.values())) for row in result.values()])
     return result

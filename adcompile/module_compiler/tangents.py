@@ -112,7 +112,7 @@ def hvp_with_modules(f, primals, tangents):
     out = []
     for k in wrt:
         if isinstance(positions[k], TreeEntry):
-            out.append(positions[k].treedef.unflatten([next(differentiated) for _ in positions[k]]))
+            out.append(positions[k].rebuild([next(differentiated) for _ in positions[k]]))
         elif isinstance(primals[k], Module):
             names = [name for name, _ in primals[k].named_parameters() if name in tangents[k]]
             out.append(OrderedDict((name, next(differentiated)) for name in names))

@@ -257,7 +257,7 @@ def _translate(tr, slots, flat_types, name):
         if slot is not None:  # a TreeSlot: one parameter per leaf
             items = [Var(tr.namer.fresh(item_name), next(types)) for item_name in slot.names(arg_name)]
             params += items
-            tr.env[arg_name] = slot.frontend_value(items)
+            tr.env[arg_name] = slot.frontend_value(items, arg_name)
             continue
         params.append(tr.bind_parameter(arg_name, next(types)))
     return tr.translate_body(params, name)

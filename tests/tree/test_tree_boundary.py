@@ -141,3 +141,68 @@ def test_jvp_and_vjp_of_a_function_returning_a_dict():
     np.testing.assert_allclose(dc, gradient_by_differences(projected, [x, c], 1), rtol=1e-6, atol=1e-8)
     with pytest.raises(adcompile.AdCompileError, match="structure of the output"):
         pullback({"sin": cotangent["sin"]})
+
+
+class Scaled(adcompile.nn.Module):
+    """A Linear layer and a buffer: the buffer is a flat argument too, not differentiated."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = adcompile.nn.Linear(3, 2)
+        self.register_buffer("offset", np.array([0.5, -0.25]))
+
+    def forward(self, x):
+        return np.tanh(self.fc(x)) + self.offset
+
+
+def module_in_dict_loss(state, X):
+    return np.sum(state["net"](X) ** 2) * state["scale"]
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_a_module_inside_a_dict_is_called_and_differentiated(backend):
+    adcompile.modules.init.manual_seed(3)
+    net = Scaled()
+    state = {"net": net, "scale": 1.5}
+    f = adcompile.compile(module_in_dict_loss, backend=backend)
+
+    def in_python(weight, bias, scale):
+        hidden = np.tanh(X @ weight.T + bias) + net.offset
+        return np.sum(hidden ** 2) * scale
+
+    weight, bias = net.fc.weight.data.copy(), net.fc.bias.data.copy()
+    np.testing.assert_allclose(f(state, X), in_python(weight, bias, 1.5), rtol=1e-12)
+    grads = adcompile.grad(f)(state, X)
+    assert list(grads) == ["net", "scale"] and list(grads["net"]) == ["fc.weight", "fc.bias"]
+    np.testing.assert_allclose(grads["net"]["fc.weight"],
+                               gradient_by_differences(in_python, [weight, bias, 1.5], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(grads["net"]["fc.bias"],
+                               gradient_by_differences(in_python, [weight, bias, 1.5], 1), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(grads["scale"], in_python(weight, bias, 1.0), rtol=1e-12)
+    net.fc.bias.requires_grad = False  # a frozen parameter: no entry, and the code is compiled again
+    assert list(adcompile.grad(f)(state, X)["net"]) == ["fc.weight"]
+
+
+def test_the_source_names_a_module_leaf_by_its_path():
+    adcompile.modules.init.manual_seed(3)
+    state = {"net": Scaled(), "scale": 1.5}
+    f = adcompile.compile(module_in_dict_loss, backend="python")
+    f(state, X)
+    text = adcompile.source(f, state, X)
+    assert "state_net_fc_weight" in text and "state_net_offset" in text and "state_scale" in text
+
+
+def test_the_last_structures_plan_is_left_when_the_structure_changes():
+    def total(p, x):
+        result = np.sum(x * p["a"])
+        for name, value in p.items():
+            result = result + np.sum(value ** 2)
+        return result
+
+    f = adcompile.grad(adcompile.compile(total, backend="python"))
+    x = RNG.normal(size=2)
+    two = {"a": RNG.normal(size=2), "b": RNG.normal(size=2)}
+    three = {"a": RNG.normal(size=2), "b": RNG.normal(size=2), "c": RNG.normal(size=2)}
+    renamed = {"a": RNG.normal(size=2), "z": RNG.normal(size=2)}
+    for p in (two, two, three, renamed, two, {"a": 1.5, "b": 2.0}, three, two):
+        assert_trees_close(f(p, x), tree_gradient_by_differences(total, (p, x)), 1e-6, 1e-8, f"{p}")
