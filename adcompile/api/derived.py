@@ -8,17 +8,15 @@ from ..errors import CallError
 from ..transforms.derived_reverse import pullback_ir, reverse_applies, reverse_of_derived
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
-from ..ir.types import type_of_value
 from .aux_outputs import (aux_structure, finish_matrix_with_aux, finish_with_aux, loss_function, matrix_with_aux,
                           with_aux_results)
 from ..transforms.matrix_ir import matrix_ir
-from ..modules.dispatch import module_compiler
 from ..passes.observed_passes import optimize_observed
 from ..transforms.forward import forward
 from ..transforms.reverse import reverse
 from . import specialised
 from .compiled import as_compiled
-from .specialised import Specialised, signature_of, takes_flat_call
+from .specialised import Specialised, signature_of
 
 MATRIX_KINDS = ("hessian", "jacobian")  # derived functions returning one matrix
 
@@ -237,18 +235,7 @@ class DerivedFunction(Specialised):
     def invoke(self, args, kwargs):
         if kwargs or len(args) != len(self.param_names):
             args = self.call_arguments(args, kwargs)
-        if self.kind in MATRIX_KINDS and takes_flat_call(args[self.wrt[0]:self.wrt[0] + 1]):
-            return self.matrix_of_module(args)
-        return self.run(args)
-
-    def matrix_of_module(self, args):
-        """A Hessian or Jacobian with respect to a Module: dicts keyed like named_parameters()."""
-        if self.has_aux:
-            raise CallError(f"{self.name}: has_aux=True with respect to a Module, tuple, list or dict argument "
-                            "is not supported; return the aux from another call")
-        if self.kind == "hessian":
-            return module_compiler().hessian(self.base, self.wrt[0], args)
-        return module_compiler().jacobian(self.base, self.wrt[0], self.mode, args)
+        return self.run(args)  # a Hessian or Jacobian of a Module or pytree: module_compiler/matrices.py
 
     def call_arguments(self, args, kwargs=None):
         if self.kind not in MATRIX_KINDS or not (kwargs or len(args) != len(self.param_names)):
@@ -348,13 +335,3 @@ def value_and_grad(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):
     [array([2.]), array([4.])]
     """
     return DerivedFunction(f, "value_and_grad", wrt_or_argnums("value_and_grad", wrt, argnums), has_aux=has_aux)
-
-
-def check_against(values, outs, what):
-    if len(values) != len(outs):
-        raise CallError(f"expected {len(outs)} {what}(s), one per output, got {len(values)}")
-    for value, out in zip(values, outs):
-        type_ = type_of_value(value)
-        if type_ is None or type_.ndim != out.type.ndim:
-            raise CallError(f"a {what} must match its output: expected ndim {out.type.ndim}, got "
-                            f"{type(value).__name__} {np.shape(value)}")

@@ -10,36 +10,15 @@ IR), so they can be compiled, inspected, called in compiled code and differentia
 import numpy as np
 
 from ..boundary import api_boundary
-from ..api.specialised import takes_flat_call
 from ..api.derived import DEFAULT_WRT, DerivedFunction, wrt_or_argnums
 from ..api.derived_cache import compiled_function, derived_function
 from ..errors import CallError
-from ..modules.dispatch import module_compiler
+from ..api.directions import outputs_and_tangents
+from ..module_compiler.function_forms import flat_base, flat_tangents, tangents_by_argument
 
 
 def _as_tuple(value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
-
-
-def _tangent_like(t, x, name):
-    if type(t) is np.ndarray and type(x) is np.ndarray and t.shape == x.shape and x.dtype.kind == "f" \
-            and (t.dtype is x.dtype or t.dtype == x.dtype):
-        return t  # already what the generated code takes: the common case, kept cheap
-    t = np.asarray(t, dtype=np.result_type(x, np.float32)) if isinstance(x, np.ndarray) else float(t)
-    if np.shape(t) != np.shape(x):
-        raise CallError(f"the tangent for '{name}' has shape {np.shape(t)} but the argument has shape "
-                        f"{np.shape(x)}")
-    return t
-
-
-def _tangents_of(primals, tangents, names):
-    """(indices of the differentiated arguments, their tangents as the generated code takes them)."""
-    wrt, taken = [], []
-    for k, t in enumerate(tangents):  # a loop, not generators: hvp is called in loops
-        if t is not None:
-            wrt.append(k)
-            taken.append(_tangent_like(t, primals[k], names[k]))
-    return tuple(wrt), tuple(taken)
 
 
 def _bind_primals(compiled, primals, tangents, what):
@@ -50,16 +29,6 @@ def _bind_primals(compiled, primals, tangents, what):
                         "arguments that are not differentiated)")
     bound = compiled.call_arguments(primals)
     return bound, tangents + (None,) * (len(bound) - len(primals))
-
-
-def _unit_tensors(shape, dtype):
-    """The standard basis of arrays of ``shape`` (a scalar shape gives the number 1.0); the
-    Hessians and Jacobians of Module parameters (``module_compiler/``) are built from them."""
-    size = int(np.prod(shape))
-    for k in range(size):
-        e = np.zeros(size, dtype=dtype)
-        e[k] = 1.0
-        yield e.reshape(shape) if shape else 1.0
 
 
 @api_boundary
@@ -81,25 +50,11 @@ def jvp(f, primals, tangents):
     """
     compiled = compiled_function(f)
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "jvp")
-    if takes_flat_call(primals):  # tangents of a Module are dicts keyed like named_parameters()
-        return module_compiler().jvp(compiled, primals, tangents)
-    wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
-    derived = derived_function(compiled, "jvp", wrt)
-    result = derived.call_with_extra(primals, extra)
-    return outputs_and_tangents(compiled, derived.call_signature(primals), result)
-
-
-def outputs_and_tangents(compiled, sig, result):
-    """``(out, tangent)`` of jvp from the code's ``*outs, *touts``: each as ``compiled`` returns
-    its result (one value, a tuple, or a list or dict rebuilt from its leaves)."""
-    n_out = len(result) // 2
-    outs, touts = tuple(result[:n_out]), tuple(result[n_out:])
-    structure = getattr(compiled.primal_ir(sig), "result_structure", None)
-    if structure is not None:
-        return structure.unflatten(outs), structure.unflatten(touts)
-    if compiled.user_returns_tuple(sig):
-        return outs, touts
-    return outs[0], touts[0]
+    base, args, positions = flat_base(compiled, primals)  # Modules, pytrees: their leaves
+    wrt, extra = flat_tangents("jvp", primals, tangents, positions, compiled.param_names)
+    derived = derived_function(base, "jvp", wrt)
+    result = derived.call_with_extra(args, extra)
+    return outputs_and_tangents(base, derived.call_signature(args), result)
 
 
 @api_boundary
@@ -122,14 +77,14 @@ def hvp(f, primals, tangents):
     if quick is not None:
         return quick
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "hvp")
-    if takes_flat_call(primals):  # tangents of a Module are dicts keyed like named_parameters()
-        return module_compiler().hvp(compiled, primals, tangents)
-    wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
+    base, args, positions = flat_base(compiled, primals)  # Modules, pytrees: their leaves
+    wrt, extra = flat_tangents("hvp", primals, tangents, positions, compiled.param_names)
     # the tangents of the gradient, without the gradient itself
-    product = derived_function(derived_function(compiled, "grad", wrt), "jvp", wrt, tangents_only=True)
-    result = product.call_with_extra(primals, extra)
-    compiled.__dict__.setdefault("_hvp_products", {})[wrt] = product
-    return result[0] if len(wrt) == 1 else tuple(result)
+    product = derived_function(derived_function(base, "grad", wrt), "jvp", wrt, tangents_only=True)
+    result = product.call_with_extra(args, extra)
+    if positions is None:
+        compiled.__dict__.setdefault("_hvp_products", {})[wrt] = product
+    return tangents_by_argument(primals, tangents, positions, result if isinstance(result, tuple) else (result,))
 
 
 def _quick_hvp(compiled, primals, tangents):

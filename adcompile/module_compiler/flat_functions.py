@@ -16,7 +16,7 @@ from .tree_keys import module_key
 from ..tree import flatten as tree_flatten
 from ..tree.plans import builder
 from .tree_slots import StaticSlot, TreeSlot, flat_leaves, needs_slot
-from .values import ModuleSlot, translate_with_modules
+from .values import ModuleSlot, translate_flat
 from ..transforms.arguments import written_arguments
 
 _lock = threading.RLock()
@@ -65,7 +65,7 @@ class FlatFunction(Specialised):
         if sig not in self._ir:
             with self._lock:
                 if sig not in self._ir:
-                    fn = translate_with_modules(self.pyfunc, self.slots, sig, self.ir_name())
+                    fn = translate_flat(self.pyfunc, self.slots, sig, self.ir_name())
                     self.result_structure = getattr(fn, "result_structure", None)
                     buffers = {param for k, param in enumerate(fn.params) if k in self.buffer_positions}
                     state = [param for param in written_arguments(fn) if param in buffers]
@@ -232,7 +232,7 @@ def trainable_positions(args):
     return positions
 
 
-def called_with_modules(root):
+def called_flattened(root):
     """Whether ``root`` (a compiled function) was called with a Module argument."""
     pyfunc = getattr(root, "pyfunc", None)
     return any(key[0] is pyfunc for key in list(_flat_functions))

@@ -4,15 +4,14 @@ gradients with respect to a Module regrouped into dicts keyed like ``named_param
 from collections import OrderedDict
 
 
-from ..api.compiled import as_compiled, CompiledFunction
-from ..api.derived import DerivedFunction
+from ..api.compiled import CompiledFunction
+from ..api.derived import MATRIX_KINDS, DerivedFunction
 from ..errors import CallError
 from ..ir.types import type_of_value
-from ..modules.module import Module
+from ..modules.module import Module, needs_flat_function
 from .flat_functions import FlatFunction, TreeEntry, flat_arguments, flat_function, trainable_positions
-from ..derivatives.pullback import cotangent_leaves
-from ..derivatives.vmapping import Vectorized
-from .mapped import plan_vmap
+from .mapped import is_vectorized, plan_vmap
+from .matrices import matrix_of_tree
 from .tree_plans import NOT_PLANNED, run_planned
 from .tree_slots import TreeSlot, mark_static, needs_slot
 
@@ -101,7 +100,7 @@ def flat_chain(fn, args, positions):
     return flat.chain(tuple(spec)), grouped
 
 
-def run_with_modules(fn, args, extra=()):
+def run_flattened(fn, args, extra=()):
     """Call the compiled or derived function ``fn`` on arguments that include Modules or pytrees:
     the same transforms of the flat function, gradients with respect to a Module regrouped into
     dicts, with respect to a pytree into its structure. Calls whose only such arguments are
@@ -109,7 +108,9 @@ def run_with_modules(fn, args, extra=()):
     root = fn
     while isinstance(root, DerivedFunction):
         root = root.base
-    if not root.static_positions and isinstance(fn, (CompiledFunction, DerivedFunction, Vectorized)):
+    if getattr(fn, "kind", None) in MATRIX_KINDS and needs_flat_function(args[fn.wrt[0]:fn.wrt[0] + 1]):
+        return matrix_of_tree(fn, args)  # dicts (of dicts) assembled column by column
+    if not root.static_positions and (isinstance(fn, (CompiledFunction, DerivedFunction)) or is_vectorized(fn)):
         planned = run_planned(fn, args, extra, plan_call)
         if planned is not NOT_PLANNED:
             return planned
@@ -158,38 +159,6 @@ def regroup_result(fn, positions, wrt, result):
     if fn.kind == "grad":
         return (grouped, value) if fn.has_aux else grouped
     return value, grouped
-
-
-def plain_compiled(f, what):
-    compiled = as_compiled(f)
-    if not isinstance(compiled, CompiledFunction):
-        raise CallError(f"{what} with Module arguments takes a plain or compiled Python function, not "
-                        f"{compiled!r}; with respect to a Module, take {what} of the function itself "
-                        "(adcompile.hessian(f, wrt=k) is the second derivative)")
-    return compiled
-
-def vjp_with_modules(f, args, wrt=None):
-    """``vjp`` where some arguments are Modules: ``(out, pullback)``; ``pullback(cotangent)``
-    returns the tuple of gradients, a dict keyed like ``named_parameters()`` for a Module."""
-    compiled = plain_compiled(f, "vjp")
-    compiled.check_arity(args)
-    user = DerivedFunction(compiled, "vjp", wrt)  # normalises wrt (names, negative indices)
-    positions = trainable_positions(args)
-    wrt = user_wrt(user, args)
-    flat = flat_function(compiled.pyfunc, args, compiled.backend)
-    derived = flat.chain((("vjp", flat_wrt(positions, wrt, user.name), False),))
-    flat_args = flat_arguments(args)
-    out = flat.run(flat_args)
-
-    flat_ir = flat.ir(flat.signature(flat_args))
-
-    def pullback(*cotangents):
-        cotangents = cotangent_leaves(flat_ir, cotangents)
-        result = derived.call_with_extra(flat_args, cotangents)
-        return tuple(regroup(positions, wrt, tuple(result[len(cotangents):])))
-
-    pullback.derived = derived
-    return out, pullback
 
 
 def flat_target(target, args, what):
