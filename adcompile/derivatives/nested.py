@@ -24,7 +24,7 @@ from ..ir.clone import inline_function
 from ..ir.nodes import Const, CustomCall, Var
 from ..transforms.forward import forward
 from ..transforms.reverse import reverse
-from .nested_trees import call_with_trees
+from .nested_trees import call_with_trees, results_with_aux, value_of_tree
 
 _FACTORIES = {}
 
@@ -44,17 +44,16 @@ class DerivativeFactory:
         wrt = kwargs.get("wrt", kwargs.get("argnums", args[1] if len(args) > 1 else None))
         mode = kwargs.get("mode", args[2] if len(args) > 2 else None)
         mode = "rev" if mode is None else _static_mode(tr, mode, node)
-        return DerivedInCode(self.kind, _base_function(tr, args[0], node), _static_wrt(tr, wrt, node), mode)
+        has_aux = _static_flag(tr, kwargs.get("has_aux"), "has_aux", node)
+        return DerivedInCode(self.kind, _base_function(tr, args[0], node), _static_wrt(tr, wrt, node), mode, has_aux)
 
 
 def _check_in_code_keywords(tr, kind, kwargs, node):
-    """Keywords of a derivative taken inside compiled code: ``wrt`` (or ``argnums``) and ``mode``."""
-    unknown = sorted(set(kwargs) - {"wrt", "argnums", "mode"})
-    if unknown == ["has_aux"]:
-        raise tr.error(f"adcompile.{kind}(..., has_aux=...) inside compiled code is not supported; take it "
-                       "outside (or differentiate a function returning the loss only)", node, CallError)
+    """Keywords of a derivative taken inside compiled code: ``wrt`` (or ``argnums``), ``mode`` and
+    ``has_aux``."""
+    unknown = sorted(set(kwargs) - {"wrt", "argnums", "mode", "has_aux"})
     if unknown:
-        raise tr.error(f"adcompile.{kind} inside compiled code takes wrt= (argnums=) and mode=, not "
+        raise tr.error(f"adcompile.{kind} inside compiled code takes wrt= (argnums=), mode= and has_aux=, not "
                        f"{', '.join(unknown)}", node, CallError)
     if "wrt" in kwargs and "argnums" in kwargs:
         raise tr.error(f"adcompile.{kind}: pass wrt= or argnums=, not both", node, CallError)
@@ -64,6 +63,14 @@ def _static_mode(tr, mode, node):
     if isinstance(mode, (Const, StaticStr)) and mode.value in ("rev", "fwd"):
         return mode.value
     raise tr.error("mode must be the constant 'rev' or 'fwd'", node, CallError)
+
+
+def _static_flag(tr, value, name, node):
+    if value is None:
+        return False
+    if isinstance(value, Const) and isinstance(value.value, bool):
+        return value.value
+    raise tr.error(f"{name} must be the constant True or False", node, CallError)
 
 
 def _static_wrt(tr, wrt, node):
@@ -103,7 +110,8 @@ class DerivedCallInfo:
         derived = self.derived
         if derived.kind == "jvp" and not isinstance(derived.base, DerivedFunction):
             return self.reverse_of_jvp(ctx, stmt, b)
-        if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, DerivedFunction):
+        if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, DerivedFunction) \
+                or derived.has_aux:
             return self.reverse_by_pullback(ctx, stmt, b)
         inputs = stmt.inputs
         active = [k for k, a in enumerate(inputs) if isinstance(a, Var) and ctx.is_active(a)]
@@ -180,15 +188,12 @@ class DerivedCallInfo:
 class DerivedInCode:
     """``adcompile.grad(f)`` (a derived function) as a value inside compiled code."""
 
-    def __init__(self, kind, base, wrt, mode="rev"):
+    def __init__(self, kind, base, wrt, mode="rev", has_aux=False):
         self.kind = kind
-        self.derived = DerivedFunction(base, kind, wrt, mode=mode)
+        self.derived = DerivedFunction(base, kind, wrt, mode=mode, has_aux=has_aux)
 
     def compile_call(self, tr, args, kwargs, node):
         derived = self.derived
-        if derived.has_aux:
-            raise tr.error(f"{derived.name} (has_aux=True) cannot be called inside compiled code; call it "
-                           "outside", node, CallError)
         if kwargs or len(args) != len(derived.param_names):  # keywords and defaults bind as in a call
             args = list(bind_arguments(tr, derived.python_function(), args, kwargs, node).values())
         if any(isinstance(a, TupleValue) for a in args):  # pytree arguments: the flat function's derivative
@@ -196,6 +201,8 @@ class DerivedInCode:
         atoms = [tr.as_atom(a, node) for a in args]
         derived.check_arity(atoms)
         sig, outputs = inline_derived(tr, derived, atoms, node)
+        if derived.has_aux:  # (grads, aux), ((value, aux), grads), (matrix, aux): aux a tree of atoms
+            return value_of_tree(results_with_aux(derived, sig, outputs))
         if derived.kind in MATRIX_KINDS:
             return outputs[0]
         values, grads = derived.split(sig, outputs) if derived.kind != "grad" else (None, derived.split(sig, outputs)[1])

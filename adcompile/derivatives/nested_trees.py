@@ -8,6 +8,7 @@ transforms are taken of the flat function, its code is inlined on the leaves, an
 respect to a pytree are rebuilt in its structure -- here as a compile-time tree of atoms, so that
 ``g["W"]`` reads the gradient of ``params["W"]``.
 """
+from ..api.aux_outputs import aux_structure, finish_matrix_with_aux, finish_with_aux
 from ..errors import CallError
 from ..frontend.values import NoneValue, TreeValue, TupleValue
 from ..module_compiler.gradients import flat_chain, regroup_result
@@ -45,6 +46,15 @@ def value_of_tree(result):
     return TreeSlot(treedef).frontend_value(leaves)
 
 
+def results_with_aux(derived, sig, outputs):
+    """The results of ``derived`` (``has_aux=True``) as its call returns them, a Python tree of atoms."""
+    aux_def = aux_structure(derived.base.ir(sig), derived.name)
+    if derived.kind in ("hessian", "jacobian"):
+        return finish_matrix_with_aux(aux_def)(tuple(outputs))
+    n_wrt = len(derived.resolved_wrt(sig))
+    return finish_with_aux(derived.kind, aux_def, n_wrt, derived.wrt_is_tuple)(tuple(outputs))
+
+
 def call_with_trees(tr, derived, args, node, inline):
     """``derived(*args)`` inside compiled code where some of ``args`` are pytrees; ``inline(tr,
     flat_derived, atoms, node)`` inlines a derived function's code: (signature, results)."""
@@ -58,10 +68,13 @@ def call_with_trees(tr, derived, args, node, inline):
     except CallError as error:
         raise tr.error(str(error), node, CallError) from None
     sig, outputs = inline(tr, flat, atoms, node)
-    if flat.kind in ("hessian", "jacobian"):
+    if flat.has_aux:
+        result = results_with_aux(flat, sig, outputs)
+    elif flat.kind in ("hessian", "jacobian"):
         return outputs[0]
-    values, grads = flat.split(sig, outputs)
-    result = grads if flat.kind == "grad" else (values, grads)
+    else:
+        values, grads = flat.split(sig, outputs)
+        result = grads if flat.kind == "grad" else (values, grads)
     if grouped is not None:
         result = regroup_result(derived, positions, grouped, result)
     return value_of_tree(result)

@@ -206,3 +206,55 @@ def test_the_last_structures_plan_is_left_when_the_structure_changes():
     renamed = {"a": RNG.normal(size=2), "z": RNG.normal(size=2)}
     for p in (two, two, three, renamed, two, {"a": 1.5, "b": 2.0}, three, two):
         assert_trees_close(f(p, x), tree_gradient_by_differences(total, (p, x)), 1e-6, 1e-8, f"{p}")
+
+
+def loss_and_prediction(w, x):
+    prediction = np.tanh(x @ w)
+    return np.sum(prediction ** 2), {"prediction": prediction, "scale": np.sum(w)}
+
+
+def test_has_aux_inside_compiled_code_and_its_derivative():
+    w, x = RNG.normal(size=3), RNG.normal(size=(4, 3))
+
+    def step(w, x):  # value, gradient and aux from one call, all used
+        (value, aux), g = adcompile.value_and_grad(loss_and_prediction, has_aux=True)(w, x)
+        return value + np.sum(g * g) + np.sum(aux["prediction"]) * aux["scale"]
+
+    def step_in_python(w, x):
+        value, aux = loss_and_prediction(w, x)
+        g = gradient_by_differences(lambda w: loss_and_prediction(w, x)[0], [w], 0, eps=1e-5)
+        return value + np.sum(g * g) + np.sum(aux["prediction"]) * aux["scale"]
+
+    compiled = adcompile.compile(step, backend="python")
+    np.testing.assert_allclose(compiled(w, x), step_in_python(w, x), rtol=1e-7)
+    np.testing.assert_allclose(adcompile.grad(compiled)(w, x),
+                               gradient_by_differences(step_in_python, [w, x], 0, eps=1e-3), rtol=1e-4, atol=1e-6)
+
+    @adcompile.compile(backend="python")
+    def gradient_and_aux(params, x):
+        g, aux = adcompile.grad(dict_loss_with_aux, has_aux=True)(params, x)
+        return g["w"], aux
+
+    params = {"w": w, "bias": 0.3}
+    gw, aux = gradient_and_aux(params, x)
+    np.testing.assert_allclose(gw, tree_gradient_by_differences(lambda p, x: dict_loss_with_aux(p, x)[0],
+                                                                (params, x))["w"], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(aux, dict_loss_with_aux(params, x)[1], rtol=1e-12)
+
+
+def dict_loss_with_aux(params, x):
+    out = x @ params["w"] + params["bias"]
+    return np.sum(out ** 2), out
+
+
+def test_jacobian_has_aux_inside_compiled_code():
+    x = RNG.normal(size=3)
+
+    @adcompile.compile(backend="python")
+    def matrix_and_aux(x):
+        matrix, aux = adcompile.jacobian(with_aux, has_aux=True)(x)
+        return matrix, aux["norm"]
+
+    matrix, norm = matrix_and_aux(x)
+    np.testing.assert_allclose(matrix, jacobian_by_differences(lambda x: with_aux(x)[0], [x]), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(norm, np.sum(x ** 2), rtol=1e-12)
