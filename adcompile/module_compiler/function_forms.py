@@ -100,7 +100,7 @@ def _module_tangents(what, k, module, tangent, entry):
             for name in index_of if name in tangent]
 
 
-def differentiated_arguments(primals, tangents, positions):
+def differentiated_arguments(primals, tangents):
     """The user positions of the arguments that have a tangent (a non-empty one for a Module)."""
     return [k for k, t in enumerate(tangents) if t is not None and not (isinstance(primals[k], Module) and not t)]
 
@@ -112,7 +112,7 @@ def tangents_by_argument(primals, tangents, positions, results):
         return results[0] if len(results) == 1 else tuple(results)
     results = iter(results)
     out = []
-    for k in differentiated_arguments(primals, tangents, positions):
+    for k in differentiated_arguments(primals, tangents):
         entry = positions[k]
         if isinstance(entry, TreeEntry):
             out.append(entry.rebuild([next(results) for _ in entry]))
