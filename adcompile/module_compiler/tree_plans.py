@@ -22,10 +22,9 @@ def run_planned(fn, args, extra, plan_call):
     first, its arguments read by ``adcompile.tree.plans.reader`` (no TreeDef built)."""
     last = fn.__dict__.get("_tree_plan_last")
     if last is not None:
-        readers, plan = last
-        flat_args = _read(readers, args)
-        if flat_args is not None:
-            return _run(fn, plan, args, flat_args, extra)
+        matched, result = last.call(fn, args, extra)
+        if matched:
+            return result
     flat_args, structures = [], []
     for value in args:
         if isinstance(value, Module):
@@ -45,8 +44,25 @@ def run_planned(fn, args, extra, plan_call):
     if plan is None:
         plan = plans[key] = plan_call(fn, args)
     result = _run(fn, plan, args, flat_args, extra)
-    fn._tree_plan_last = ([_read_plain if treedef is None else reader(treedef) for treedef in structures], plan)
+    fn._tree_plan_last = LastPlan([_read_plain if treedef is None else reader(treedef) for treedef in structures], plan)
     return result
+
+
+class LastPlan:
+    """The plan of the structures of a function's last call with pytrees, and the readers of those
+    structures: ``Specialised.run`` tries it first, before anything else looks at the arguments."""
+
+    __slots__ = ("readers", "plan")
+
+    def __init__(self, readers, plan):
+        self.readers, self.plan = readers, plan
+
+    def call(self, fn, args, extra):
+        """(True, the result of ``fn(*args)``) where ``args`` have the structures, else (False, None)."""
+        flat_args = _read(self.readers, args)
+        if flat_args is None:
+            return False, None
+        return True, _run(fn, self.plan, args, flat_args, extra)
 
 
 def _run(fn, plan, args, flat_args, extra):
