@@ -6,11 +6,19 @@ The derivative is reverse mode of ``f`` with ``loss`` as its only result; ``aux`
 copied at the end of the forward sweep (so that the backward sweep, which restores values a
 loop overwrote, cannot change them) and returned between the value and the gradients:
 ``value_and_grad`` code returns ``loss, *aux_leaves, *grads``, ``grad`` code ``*aux_leaves, *grads``.
+
+``jacobian(f, has_aux=True)`` and ``hessian(f, has_aux=True)`` (JAX's): ``f`` returns ``(out, aux)``;
+the matrix is of ``out``, and the code evaluates ``f`` once more after the matrix's loop for the
+aux leaves, returned after the matrix: the user gets ``(matrix, aux)``.
 """
 from ..errors import CallError
 from ..ir.builder import Builder, Namer
-from ..ir.clone import copy_function
+from ..ir.clone import copy_function, inline_function
 from ..ir.nodes import Var, walk
+from ..transforms.derived_reverse import reversible
+from ..transforms.forward import forward
+from ..transforms.matrix_ir import matrix_ir
+from ..transforms.reverse import reverse
 from ..tree.structure import LEAF
 
 
@@ -37,10 +45,7 @@ def loss_function(primal, name):
     that knows every name of it)."""
     aux_structure(primal, name)
     fn = copy_function(primal)
-    namer = Namer()
-    named = [a for stmt in walk(fn.body) for a in list(stmt.reads()) + list(stmt.writes())]
-    for var in list(fn.params) + [a for a in named if isinstance(a, Var)]:
-        namer.reserve(var.name)
+    namer = namer_knowing(fn)
     b = Builder(namer, fn.body)
     copies = []
     for atom in fn.results[1:]:
@@ -50,6 +55,37 @@ def loss_function(primal, name):
             copies.append(atom)
     fn.results, fn.returns_tuple = fn.results[:1], False
     return fn, copies, namer
+
+
+def namer_knowing(fn):
+    """A Namer that gives no name ``fn`` already uses."""
+    namer = Namer()
+    named = [a for stmt in walk(fn.body) for a in list(stmt.reads()) + list(stmt.writes())]
+    for var in list(fn.params) + [a for a in named if isinstance(a, Var)]:
+        namer.reserve(var.name)
+    return namer
+
+
+def matrix_with_aux(kind, primal, index, mode, name):
+    """The IR of ``jacobian`` or ``hessian`` (``kind``) with ``has_aux``: the matrix of ``primal``'s
+    first result (``out`` of ``(out, aux)``) with respect to parameter ``index``, then aux's leaves."""
+    output, _, _ = loss_function(primal, name)
+    if kind == "hessian":
+        gradient = reverse(output, [index], Namer(), mode="grad")
+        column = forward(gradient, [index], Namer())
+        fn = matrix_ir(f"{primal.name}_hessian", gradient, index, "fwd", column, shape_source=index)
+    else:
+        mode = "rev" if mode == "rev" and reversible(output) else "fwd"
+        line = reverse(output, [index], Namer(), mode="vjp") if mode == "rev" else forward(output, [index], Namer())
+        fn = matrix_ir(f"{primal.name}_jacobian", output, index, mode, line)
+    aux = inline_function(primal, fn.params, namer_knowing(fn), fn.body)[1:]
+    fn.results, fn.returns_tuple = list(fn.results) + aux, True
+    return fn
+
+
+def finish_matrix_with_aux(aux_def):
+    """The user's ``(matrix, aux)`` from the code's ``matrix, *aux_leaves``."""
+    return lambda result: (result[0], aux_def.unflatten(result[1:]))
 
 
 def with_aux_results(derived, copies, n_wrt):

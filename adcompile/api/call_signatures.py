@@ -34,7 +34,7 @@ def signature_for(target, args, what="source", kwargs=None):
 def resolve(target, args, what="source", kwargs=None):
     """(the function whose generated code the call ``target(*args, **kwargs)`` runs, the
     signature it runs with). That function is ``target`` itself, except when an argument is
-    a Module: then, as the call does (``module_compile.run_with_modules``), the same transforms
+    a Module: then, as the call does (``module_compile.run_flattened``), the same transforms
     of the flat function of the module's arrays, with the flat arguments' signature."""
     if args or kwargs:
         args = target.call_arguments(args, kwargs)
@@ -49,7 +49,7 @@ def resolve(target, args, what="source", kwargs=None):
             root = root.base
         called = f"{target.name} has not been called yet" if root is target else \
             f"neither {target.name} nor {root.name} has been called yet"
-        if module_compiler().called_with_modules(root):
+        if module_compiler().called_flattened(root):
             called += (" with arguments that are not Modules (a call with a Module runs a function of the "
                        "module's arrays, compiled per model structure)")
         raise CallError(f"adcompile.{what}({target.name}): code is generated per argument signature "

@@ -210,6 +210,11 @@ class Specialised:
         key = tuple(map(_fast_key, args))
         plan = self._fast_plans.get(key)
         if plan is None:
+            last_tree_plan = self.__dict__.get("_tree_plan_last")  # pytrees of the last call's structures
+            if last_tree_plan is not None:
+                matched, result = last_tree_plan.call(self, args, extra)
+                if matched:
+                    return result
             if self.static_positions or takes_flat_call(args):  # a Module, pytree or static argument:
                 # compiled as a flat function of the arrays (module_compiler/)
                 return module_compiler().run(self, args, extra)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..api.compiled import as_compiled, CompiledFunction
 from ..api.derived import DerivedFunction
-from ..derivatives.forward import _tangent_like
+from ..api.directions import tangent_like
 from ..errors import CallError
 from ..modules.module import Module
 from ..module_compiler.calling import module_backend
@@ -165,7 +165,7 @@ def hvp(f, primals, tangents, reduce="mean", client=None):
         base = compiled
     example = [stand_in(a) for a in flat_args]
     names = base.param_names
-    extra = tuple(_tangent_like(flat_tangents[k], flat_args[k], names[k]) for k in flat_wrt)
+    extra = tuple(tangent_like(flat_tangents[k], flat_args[k], names[k]) for k in flat_wrt)
     derived = DerivedFunction(DerivedFunction(base, "grad", flat_wrt), "jvp", flat_wrt, tangents_only=True)
     kernel = build_kernel(derived, example, compiled.name)
     data = _data_positions(primals, starts, differentiated)

@@ -10,36 +10,15 @@ IR), so they can be compiled, inspected, called in compiled code and differentia
 import numpy as np
 
 from ..boundary import api_boundary
-from ..api.specialised import takes_flat_call
 from ..api.derived import DEFAULT_WRT, DerivedFunction, wrt_or_argnums
 from ..api.derived_cache import compiled_function, derived_function
 from ..errors import CallError
-from ..modules.dispatch import module_compiler
+from ..api.directions import outputs_and_tangents
+from ..module_compiler.function_forms import flat_base, flat_tangents, tangents_by_argument
 
 
 def _as_tuple(value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
-
-
-def _tangent_like(t, x, name):
-    if type(t) is np.ndarray and type(x) is np.ndarray and t.shape == x.shape and x.dtype.kind == "f" \
-            and (t.dtype is x.dtype or t.dtype == x.dtype):
-        return t  # already what the generated code takes: the common case, kept cheap
-    t = np.asarray(t, dtype=np.result_type(x, np.float32)) if isinstance(x, np.ndarray) else float(t)
-    if np.shape(t) != np.shape(x):
-        raise CallError(f"the tangent for '{name}' has shape {np.shape(t)} but the argument has shape "
-                        f"{np.shape(x)}")
-    return t
-
-
-def _tangents_of(primals, tangents, names):
-    """(indices of the differentiated arguments, their tangents as the generated code takes them)."""
-    wrt, taken = [], []
-    for k, t in enumerate(tangents):  # a loop, not generators: hvp is called in loops
-        if t is not None:
-            wrt.append(k)
-            taken.append(_tangent_like(t, primals[k], names[k]))
-    return tuple(wrt), tuple(taken)
 
 
 def _bind_primals(compiled, primals, tangents, what):
@@ -50,16 +29,6 @@ def _bind_primals(compiled, primals, tangents, what):
                         "arguments that are not differentiated)")
     bound = compiled.call_arguments(primals)
     return bound, tangents + (None,) * (len(bound) - len(primals))
-
-
-def _unit_tensors(shape, dtype):
-    """The standard basis of arrays of ``shape`` (a scalar shape gives the number 1.0); the
-    Hessians and Jacobians of Module parameters (``module_compiler/``) are built from them."""
-    size = int(np.prod(shape))
-    for k in range(size):
-        e = np.zeros(size, dtype=dtype)
-        e[k] = 1.0
-        yield e.reshape(shape) if shape else 1.0
 
 
 @api_boundary
@@ -81,16 +50,11 @@ def jvp(f, primals, tangents):
     """
     compiled = compiled_function(f)
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "jvp")
-    if takes_flat_call(primals):  # tangents of a Module are dicts keyed like named_parameters()
-        return module_compiler().jvp(compiled, primals, tangents)
-    wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
-    derived = derived_function(compiled, "jvp", wrt)
-    result = derived.call_with_extra(primals, extra)
-    n_out = len(result) // 2
-    outs, touts = tuple(result[:n_out]), tuple(result[n_out:])
-    if compiled.user_returns_tuple(derived.call_signature(primals)):
-        return outs, touts
-    return outs[0], touts[0]
+    base, args, positions = flat_base(compiled, primals)  # Modules, pytrees: their leaves
+    wrt, extra = flat_tangents("jvp", primals, tangents, positions, compiled.param_names)
+    derived = derived_function(base, "jvp", wrt)
+    result = derived.call_with_extra(args, extra)
+    return outputs_and_tangents(base, derived.call_signature(args), result)
 
 
 @api_boundary
@@ -113,14 +77,14 @@ def hvp(f, primals, tangents):
     if quick is not None:
         return quick
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "hvp")
-    if takes_flat_call(primals):  # tangents of a Module are dicts keyed like named_parameters()
-        return module_compiler().hvp(compiled, primals, tangents)
-    wrt, extra = _tangents_of(primals, tangents, compiled.param_names)
+    base, args, positions = flat_base(compiled, primals)  # Modules, pytrees: their leaves
+    wrt, extra = flat_tangents("hvp", primals, tangents, positions, compiled.param_names)
     # the tangents of the gradient, without the gradient itself
-    product = derived_function(derived_function(compiled, "grad", wrt), "jvp", wrt, tangents_only=True)
-    result = product.call_with_extra(primals, extra)
-    compiled.__dict__.setdefault("_hvp_products", {})[wrt] = product
-    return result[0] if len(wrt) == 1 else tuple(result)
+    product = derived_function(derived_function(base, "grad", wrt), "jvp", wrt, tangents_only=True)
+    result = product.call_with_extra(args, extra)
+    if positions is None:
+        compiled.__dict__.setdefault("_hvp_products", {})[wrt] = product
+    return tangents_by_argument(primals, tangents, positions, result if isinstance(result, tuple) else (result,))
 
 
 def _quick_hvp(compiled, primals, tangents):
@@ -139,7 +103,7 @@ def _quick_hvp(compiled, primals, tangents):
     return product.run(primals, tangents)[0]
 
 
-def hessian(f, wrt=DEFAULT_WRT, *, argnums=None):
+def hessian(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):
     """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``
     (``argnums=``, JAX's name, also), shape ``x.shape + x.shape`` (for a dict of arrays, as in
     JAX, a dict of dicts: ``H["a"]["b"]`` of shape ``a.shape + b.shape``) (forward over reverse: one jvp of the gradient with all unit
@@ -147,6 +111,7 @@ def hessian(f, wrt=DEFAULT_WRT, *, argnums=None):
     batched). It takes ``f``'s arguments as ``f`` does (keywords, defaults) and is
     a derived function like ``grad(f)``: ``adcompile.source`` shows it, compiled code can call
     it, and every transform applies to it (``jacobian(hessian(f))`` is the third derivative).
+    With ``has_aux=True`` (as JAX's), ``f`` returns ``(value, aux)``: the result is ``(H, aux)``.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -157,10 +122,10 @@ def hessian(f, wrt=DEFAULT_WRT, *, argnums=None):
            [2., 0.]])
     """
     wrt = wrt_or_argnums("hessian", wrt, argnums)
-    return DerivedFunction(f, "hessian", _single_wrt(f, wrt, "hessian"))
+    return DerivedFunction(f, "hessian", _single_wrt(f, wrt, "hessian"), has_aux=has_aux)
 
 
-def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None):
+def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None, has_aux=False):
     """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
     ``wrt`` (``argnums=``, JAX's name, also), shape ``out.shape + x.shape`` (for a dict of
     arrays, a dict of such arrays). ``jacrev(f)`` and ``jacfwd(f)`` are its two modes. ``mode`` is "rev" (a generated loop with one vjp
@@ -168,7 +133,8 @@ def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None):
     per input element where it cannot be batched; "rev" of a derived function that reverse
     mode does not take is computed this way too). It takes ``f``'s arguments as ``f``
     does (keywords, defaults) and is a derived function like ``grad(f)``: it can be inspected,
-    called in compiled code and differentiated again.
+    called in compiled code and differentiated again. With ``has_aux=True`` (as JAX's), ``f``
+    returns ``(out, aux)``, aux any value or pytree carried along: the result is ``(J, aux)``.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -184,10 +150,10 @@ def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None):
     if mode not in ("rev", "fwd"):
         raise CallError("jacobian: mode must be 'rev' or 'fwd'")
     wrt = wrt_or_argnums("jacobian", wrt, argnums)
-    return DerivedFunction(f, "jacobian", _single_wrt(f, wrt, "jacobian"), mode=mode)
+    return DerivedFunction(f, "jacobian", _single_wrt(f, wrt, "jacobian"), mode=mode, has_aux=has_aux)
 
 
-def jacrev(f, wrt=DEFAULT_WRT, *, argnums=None):
+def jacrev(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):
     """JAX's ``jacrev``: ``jacobian(f, wrt, mode="rev")`` (``argnums=`` another name of ``wrt``).
 
     >>> import numpy as np, adcompile
@@ -198,10 +164,10 @@ def jacrev(f, wrt=DEFAULT_WRT, *, argnums=None):
     array([[2., 0.],
            [0., 6.]])
     """
-    return jacobian(f, wrt_or_argnums("jacrev", wrt, argnums), mode="rev")
+    return jacobian(f, wrt_or_argnums("jacrev", wrt, argnums), mode="rev", has_aux=has_aux)
 
 
-def jacfwd(f, wrt=DEFAULT_WRT, *, argnums=None):
+def jacfwd(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):
     """JAX's ``jacfwd``: ``jacobian(f, wrt, mode="fwd")`` (``argnums=`` another name of ``wrt``).
 
     >>> import numpy as np, adcompile
@@ -213,7 +179,7 @@ def jacfwd(f, wrt=DEFAULT_WRT, *, argnums=None):
     array([[3., 0.],
            [0., 4.]])
     """
-    return jacobian(f, wrt_or_argnums("jacfwd", wrt, argnums), mode="fwd")
+    return jacobian(f, wrt_or_argnums("jacfwd", wrt, argnums), mode="fwd", has_aux=has_aux)
 
 
 def _single_wrt(f, wrt, what):

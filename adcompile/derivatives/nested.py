@@ -13,7 +13,7 @@ from ..api.compiled import CompiledFunction
 from ..api.derived import MATRIX_KINDS, DerivedFunction, grad, value_and_grad
 from . import forward as derivatives
 from ..transforms.derived_reverse import pullback_ir
-from ..errors import CallError, UnsupportedSyntaxError, located
+from ..errors import CallError, located
 from ..frontend.extensions import register_classifier
 from ..frontend.translator.inline import bind_arguments
 from ..frontend.resolve import UserFunction
@@ -24,6 +24,7 @@ from ..ir.clone import inline_function
 from ..ir.nodes import Const, CustomCall, Var
 from ..transforms.forward import forward
 from ..transforms.reverse import reverse
+from .nested_trees import call_with_trees, results_with_aux, value_of_tree
 
 _FACTORIES = {}
 
@@ -43,17 +44,16 @@ class DerivativeFactory:
         wrt = kwargs.get("wrt", kwargs.get("argnums", args[1] if len(args) > 1 else None))
         mode = kwargs.get("mode", args[2] if len(args) > 2 else None)
         mode = "rev" if mode is None else _static_mode(tr, mode, node)
-        return DerivedInCode(self.kind, _base_function(tr, args[0], node), _static_wrt(tr, wrt, node), mode)
+        has_aux = _static_flag(tr, kwargs.get("has_aux"), "has_aux", node)
+        return DerivedInCode(self.kind, _base_function(tr, args[0], node), _static_wrt(tr, wrt, node), mode, has_aux)
 
 
 def _check_in_code_keywords(tr, kind, kwargs, node):
-    """Keywords of a derivative taken inside compiled code: ``wrt`` (or ``argnums``) and ``mode``."""
-    unknown = sorted(set(kwargs) - {"wrt", "argnums", "mode"})
-    if unknown == ["has_aux"]:
-        raise tr.error(f"adcompile.{kind}(..., has_aux=...) inside compiled code is not supported; take it "
-                       "outside (or differentiate a function returning the loss only)", node, CallError)
+    """Keywords of a derivative taken inside compiled code: ``wrt`` (or ``argnums``), ``mode`` and
+    ``has_aux``."""
+    unknown = sorted(set(kwargs) - {"wrt", "argnums", "mode", "has_aux"})
     if unknown:
-        raise tr.error(f"adcompile.{kind} inside compiled code takes wrt= (argnums=) and mode=, not "
+        raise tr.error(f"adcompile.{kind} inside compiled code takes wrt= (argnums=), mode= and has_aux=, not "
                        f"{', '.join(unknown)}", node, CallError)
     if "wrt" in kwargs and "argnums" in kwargs:
         raise tr.error(f"adcompile.{kind}: pass wrt= or argnums=, not both", node, CallError)
@@ -63,6 +63,14 @@ def _static_mode(tr, mode, node):
     if isinstance(mode, (Const, StaticStr)) and mode.value in ("rev", "fwd"):
         return mode.value
     raise tr.error("mode must be the constant 'rev' or 'fwd'", node, CallError)
+
+
+def _static_flag(tr, value, name, node):
+    if value is None:
+        return False
+    if isinstance(value, Const) and isinstance(value.value, bool):
+        return value.value
+    raise tr.error(f"{name} must be the constant True or False", node, CallError)
 
 
 def _static_wrt(tr, wrt, node):
@@ -102,7 +110,8 @@ class DerivedCallInfo:
         derived = self.derived
         if derived.kind == "jvp" and not isinstance(derived.base, DerivedFunction):
             return self.reverse_of_jvp(ctx, stmt, b)
-        if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, DerivedFunction):
+        if derived.kind not in ("grad", "value_and_grad") or isinstance(derived.base, DerivedFunction) \
+                or derived.has_aux:
             return self.reverse_by_pullback(ctx, stmt, b)
         inputs = stmt.inputs
         active = [k for k, a in enumerate(inputs) if isinstance(a, Var) and ctx.is_active(a)]
@@ -179,31 +188,21 @@ class DerivedCallInfo:
 class DerivedInCode:
     """``adcompile.grad(f)`` (a derived function) as a value inside compiled code."""
 
-    def __init__(self, kind, base, wrt, mode="rev"):
+    def __init__(self, kind, base, wrt, mode="rev", has_aux=False):
         self.kind = kind
-        self.derived = DerivedFunction(base, kind, wrt, mode=mode)
+        self.derived = DerivedFunction(base, kind, wrt, mode=mode, has_aux=has_aux)
 
     def compile_call(self, tr, args, kwargs, node):
         derived = self.derived
-        if derived.has_aux:
-            raise tr.error(f"{derived.name} (has_aux=True) cannot be called inside compiled code; call it "
-                           "outside", node, CallError)
         if kwargs or len(args) != len(derived.param_names):  # keywords and defaults bind as in a call
             args = list(bind_arguments(tr, derived.python_function(), args, kwargs, node).values())
+        if any(isinstance(a, TupleValue) for a in args):  # pytree arguments: the flat function's derivative
+            return call_with_trees(tr, derived, args, node, inline_derived)
         atoms = [tr.as_atom(a, node) for a in args]
         derived.check_arity(atoms)
-        sig = tuple(a.type for a in atoms)
-        try:
-            fn_ir = derived.ir(sig)
-        except CallError as exc:
-            raise tr.error(str(exc), node, CallError) from None
-        hidden = getattr(derived.primal_ir(sig), "hidden_values", [])
-        inputs = atoms + [tr.hidden_array(value, "global_array", node) for value in hidden]
-        region = []
-        results = inline_function(fn_ir, inputs, tr.namer, region, tr.loc)
-        outputs = [r for r in results]
-        tr.block.append(CustomCall([o for o in outputs if isinstance(o, Var)], inputs, region,
-                                   DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
+        sig, outputs = inline_derived(tr, derived, atoms, node)
+        if derived.has_aux:  # (grads, aux), ((value, aux), grads), (matrix, aux): aux a tree of atoms
+            return value_of_tree(results_with_aux(derived, sig, outputs))
         if derived.kind in MATRIX_KINDS:
             return outputs[0]
         values, grads = derived.split(sig, outputs) if derived.kind != "grad" else (None, derived.split(sig, outputs)[1])
@@ -212,6 +211,23 @@ class DerivedInCode:
             return grads
         values = TupleValue(list(values)) if isinstance(values, tuple) else values
         return TupleValue([values, grads])
+
+
+def inline_derived(tr, derived, atoms, node):
+    """Inline the code of ``derived`` called on ``atoms`` as a CustomCall that knows how to be
+    differentiated again: (the signature, the list of its results)."""
+    sig = tuple(a.type for a in atoms)
+    try:
+        fn_ir = derived.ir(sig)
+    except CallError as exc:
+        raise tr.error(str(exc), node, CallError) from None
+    hidden = getattr(derived.primal_ir(sig), "hidden_values", [])
+    inputs = atoms + [tr.hidden_array(value, "global_array", node) for value in hidden]
+    region = []
+    outputs = list(inline_function(fn_ir, inputs, tr.namer, region, tr.loc))
+    tr.block.append(CustomCall([o for o in outputs if isinstance(o, Var)], inputs, region,
+                               DerivedCallInfo(derived, sig, len(hidden)), tr.loc))
+    return sig, outputs
 
 
 def call_jvp(tr, args, kwargs, node):

@@ -6,15 +6,14 @@ and runs the backward half with each cotangent, without running ``f`` again. If 
 sweep consumes what it reads (pops tapes, puts back overwritten elements), the residuals
 serve one call, and a second call runs the forward half again first.
 """
-import numpy as np
 
 from ..boundary import api_boundary
-from ..api.specialised import Specialised, takes_flat_call
-from ..api.derived import check_against
+from ..api.specialised import Specialised
+from ..api.directions import cotangent_leaves
 from ..backend.returned_tapes import tapes_for_numba
 from ..backend.tiers import NUMBA
 from ..api.derived_cache import compiled_function, derived_function
-from ..modules.dispatch import module_compiler
+from ..module_compiler.function_forms import flat_base, vjp_wrt
 from ..transforms.pullback_split import split_pullback
 from ..transforms.arguments import written_arguments
 
@@ -75,9 +74,10 @@ class Pullback:
     argument of ``f`` (None for the arguments not differentiated). ``derived`` is the vjp
     function, whose code ``adcompile.source`` shows."""
 
-    def __init__(self, derived, args):
+    def __init__(self, derived, args, finish=None):
         self.derived = derived
         self.args = args
+        self.finish = finish  # the gradients in the user's terms (a Module's a dict), from the flat ones
         self.sig = derived.signature(args)
         base = derived.base
         self.base_ir = base.ir(self.sig)
@@ -105,12 +105,7 @@ class Pullback:
 
     @api_boundary
     def __call__(self, *cotangents):
-        if len(cotangents) == 1 and isinstance(cotangents[0], tuple):
-            cotangents = cotangents[0]
-        cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
-        # a 0-d array is a number (the generated code updates scalar adjoints with +=)
-        cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
-        check_against(cotangents, self.base_ir.results, "cotangent")
+        cotangents = cotangent_leaves(self.base_ir, cotangents)
         if self.split is None:
             grads = self.derived.call_with_extra(self.args, cotangents)[len(cotangents):]
         else:
@@ -123,6 +118,8 @@ class Pullback:
             grads = self.backward_half.run(self.args, residuals + cotangents)
             if self.split.consumes_residuals:
                 self.residuals = None
+        if self.finish is not None:
+            return self.finish(tuple(grads))
         by_position = dict(zip(self.wrt, grads))
         return tuple(by_position.get(k) for k in range(len(self.args)))
 
@@ -147,15 +144,13 @@ def vjp(f, *args, wrt=None, **kwargs):
     >>> dx, float(dc), dn
     (array([ 4., 12.]), 10.0, None)
     """
-    if kwargs:
-        args = compiled_function(f).call_arguments(args, kwargs)
-    if takes_flat_call(args):  # a Module's gradient is a dict keyed like named_parameters()
-        return module_compiler().vjp(f, args, wrt)
     compiled = compiled_function(f)
-    args = compiled.call_arguments(args)  # defaults bound as a call binds them
-    derived = derived_function(compiled, "vjp", wrt)
+    user_args = compiled.call_arguments(args, kwargs)  # keywords and defaults bound as a call binds them
+    base, args, positions = flat_base(compiled, user_args)  # Modules, pytrees: their leaves
+    flat_wrt, finish = vjp_wrt(compiled, user_args, positions, wrt)
+    derived = derived_function(base, "vjp", flat_wrt)
     derived._last_signature = derived.signature(args)
-    pullback = Pullback(derived, args)
+    pullback = Pullback(derived, args, finish)
     return pullback.run_forward(), pullback
 
 

@@ -87,6 +87,10 @@ class Vectorized(Specialised):
         derived = Function(f"{member.name}_vmap", params, body, results, member.returns_tuple, member.source_file)
         return optimize_observed(copy_function(derived), self.name) if specialised.OPTIMIZE else derived
 
+    def mapped_over(self, base, in_axes):
+        """The same map of another function (the flat function of a call with pytrees)."""
+        return type(self)(base, in_axes)
+
     def invoke(self, args, kwargs):
         if kwargs or len(args) != len(self.param_names):
             args = self.call_arguments(args, kwargs)

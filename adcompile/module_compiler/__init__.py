@@ -1,19 +1,30 @@
-"""Compiling functions of Modules: ``model(x)`` and ``grad(loss_fn)(model, X, y)``.
+"""The boundary of Modules and pytrees: ``model(x)``, ``grad(loss_fn)(model, X, y)``,
+``grad(loss)(params, X, y)`` with ``params`` a dict -- arguments flattened once at the call,
+the transforms taken of a function of the leaves, results rebuilt in the user's terms.
 
-A function one of whose arguments is a Module (``forward(self, x)``, ``loss_fn(model, X, y)``)
-is compiled as a *flat* function whose arguments are the module's parameter and buffer arrays
-(in ``named_parameters()`` then ``named_buffers()`` order) in place of the module, followed by
-the other arguments. The module tree itself is compile-time information: its classes, its
-plain attributes (sizes, flags, strings), ``training`` and which parameters are present make
-up ``module_key``, and one flat function is compiled per key (changing such an attribute
-compiles again). ``values.py`` translates the attribute reads.
+A function one of whose arguments is a Module (``forward(self, x)``, ``loss_fn(model, X, y)``),
+a pytree (a tuple, list, dict, namedtuple or registered class; it may hold Modules) or static
+(``compile(f, static_argnums=...)``) is compiled as a *flat* function whose arguments are the
+leaves: a module's parameter and buffer arrays (in ``named_parameters()`` then
+``named_buffers()`` order), a pytree's leaves (in ``adcompile.tree.flatten`` order), each
+named after its path (``params_W1``, ``layers_0_b``, ``net_fc1_weight``); a static argument is a
+constant of the code. The structures themselves are compile-time information: a module's
+classes, plain attributes, ``training`` and which parameters are present (``module_key``), a
+pytree's TreeDef; one flat function is compiled per key (``flat_functions.py``). ``values.py``
+translates a Module's attribute reads, ``tree_slots.py`` a pytree's item reads.
 
-The API below this module (``model(x)`` in ``modules/module.py``, calls of compiled and derived
-functions, ``jvp``, ``hvp``, ``vjp``, and ``adcompile.source`` with example arguments) hands
-calls with Module arguments to the entry points this module registers in ``modules/dispatch.py``.
+A derived function called with such arguments is the same chain of transforms of the flat
+function (``gradients.flat_chain``); its gradients are rebuilt per argument (``regroup``): a
+Module's as a dict keyed like ``named_parameters()`` (parameters with ``requires_grad`` only),
+a pytree's in its structure. Calls with pytrees reuse their structure's plan (``tree_plans``).
+The function forms ``jvp``, ``hvp``, ``vjp`` flatten through ``function_forms.flat_base``,
+Hessians and Jacobians with respect to a Module or pytree are assembled in ``matrices``,
+``vmap`` with pytrees in ``mapped``, and derivatives called inside compiled code with pytree
+arguments in ``derivatives/nested_trees.py``.
 
-Gradients with respect to a Module argument are dicts keyed like ``named_parameters()``
-(parameters with ``requires_grad`` only).
+Below this package, ``model(x)`` (``modules/module.py``), every call of a compiled or derived
+function (``api/specialised.py``) and ``adcompile.source`` with example arguments reach it
+through the entry points it registers in ``modules/dispatch.py``.
 
 A buffer that the compiled code writes into in place (BatchNorm's running statistics) is
 state: every function compiled for the module, its derivatives included, writes into the
@@ -21,23 +32,20 @@ module's own array (``transforms/arguments.py``), so ``backward``, ``train_step`
 update it as ``model(x)`` does.
 
 The modules, in the order a call meets them: ``tree_keys`` (what compiled code depends on),
-``values`` (attribute reads translated), ``flat_functions`` (the flat function and its cache),
-``calling`` (``model(x)``), ``gradients``, ``tangents`` and ``matrices`` (derivatives).
+``tree_slots`` and ``values`` (pytree and Module arguments in the translated code),
+``flat_functions`` (the flat function and its cache), ``calling`` (``model(x)``), ``tree_plans``,
+``gradients``, ``function_forms``, ``matrices`` and ``mapped``.
 """
 from ..api.specialised import signature_of
 from ..modules.dispatch import ModuleCompiler, register_module_compiler
 from .calling import call_module, module_backend
-from .flat_functions import called_with_modules, flat_arguments, flat_function
-from .gradients import flat_target, run_with_modules, vjp_with_modules
-from .matrices import hessian_with_modules, jacobian_with_modules
-from .tangents import hvp_with_modules, jvp_with_modules
+from .flat_functions import called_flattened, flat_arguments, flat_function
+from .gradients import flat_target, run_flattened
 from .tree_keys import TreeStamp, module_key
 
 register_module_compiler(ModuleCompiler(
-    call_module=call_module, run=run_with_modules, jvp=jvp_with_modules, hvp=hvp_with_modules,
-    vjp=vjp_with_modules, jacobian=jacobian_with_modules, hessian=hessian_with_modules,
-    flat_target=flat_target, called_with_modules=called_with_modules))
+    call_module=call_module, run=run_flattened,
+    flat_target=flat_target, called_flattened=called_flattened))
 
-__all__ = ["call_module", "run_with_modules", "hvp_with_modules", "jvp_with_modules", "vjp_with_modules",
-           "jacobian_with_modules", "hessian_with_modules", "flat_function", "flat_arguments", "module_key",
+__all__ = ["call_module", "run_flattened", "flat_function", "flat_arguments", "module_key",
            "signature_of", "module_backend", "TreeStamp"]

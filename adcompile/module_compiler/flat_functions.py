@@ -2,6 +2,7 @@
 parameter and buffer arrays (``named_parameters()`` then ``named_buffers()`` order), one per module
 key, cached while the modules live; and the flat arguments and trainable positions of a call."""
 import inspect
+from collections import OrderedDict
 import threading
 import weakref
 
@@ -12,10 +13,11 @@ from ..errors import CallError
 from ..modules.leaves import module_leaves
 from ..modules.module import Module
 from .tree_keys import module_key
-from .tree_slots import StaticSlot, TreeSlot, needs_slot
-from .values import ModuleSlot, translate_with_modules
+from ..tree import flatten as tree_flatten
+from ..tree.plans import builder
+from .tree_slots import StaticSlot, TreeSlot, flat_leaves, needs_slot
+from .values import ModuleSlot, translate_flat
 from ..transforms.arguments import written_arguments
-from ..tree import flatten as tree_flatten, leaves as tree_leaves
 
 _lock = threading.RLock()
 _flat_functions = {}
@@ -38,6 +40,9 @@ class FlatFunction(Specialised):
             if slot is None:
                 self.param_names.append(name)
             elif isinstance(slot, (TreeSlot, StaticSlot)):
+                start = len(self.param_names)
+                if isinstance(slot, TreeSlot):  # the buffers of Modules inside it
+                    self.buffer_positions |= {start + k for k in slot.buffer_offsets()}
                 self.param_names += slot.names(name)
             else:
                 start = len(self.param_names)
@@ -60,7 +65,7 @@ class FlatFunction(Specialised):
         if sig not in self._ir:
             with self._lock:
                 if sig not in self._ir:
-                    fn = translate_with_modules(self.pyfunc, self.slots, sig, self.ir_name())
+                    fn = translate_flat(self.pyfunc, self.slots, sig, self.ir_name())
                     self.result_structure = getattr(fn, "result_structure", None)
                     buffers = {param for k, param in enumerate(fn.params) if k in self.buffer_positions}
                     state = [param for param in written_arguments(fn) if param in buffers]
@@ -121,17 +126,23 @@ def flat_function(pyfunc, args, backend):
         if flat is None:
             label = pyfunc.__qualname__.replace(".<locals>", "")
             flat = _flat_functions[key] = FlatFunction(pyfunc, modules, backend, label)
-            for module in modules:
-                if isinstance(module, Module) and "_adcompile_finalizer" not in module.__dict__:
+            held = [m for m in modules if isinstance(m, Module)]
+            held += [slot.module for m in modules if isinstance(m, TreeSlot) for slot in m.modules.values()]
+            _module_ids[key] = {id(module) for module in held}
+            for module in held:
+                if "_adcompile_finalizer" not in module.__dict__:
                     module.__dict__["_adcompile_finalizer"] = weakref.finalize(module, _forget_module, id(module))
     return flat
+
+
+_module_ids = {}  # flat function key -> the ids of the Modules it was compiled for
 
 
 def _forget_module(module_id):
     """A module was collected: drop the flat functions compiled for it."""
     with _lock:
-        for key in [k for k in _flat_functions if any(e is not None and e[0] == module_id for e in k[2])]:
-            del _flat_functions[key]
+        for key in [k for k, ids in _module_ids.items() if module_id in ids]:
+            del _flat_functions[key], _module_ids[key]
 
 
 def flat_arguments(args):
@@ -143,19 +154,58 @@ def flat_arguments(args):
             flat += [p.data for _, p in value.named_parameters()]
             flat += [b for _, b in value.named_buffers()]
         elif needs_slot(value):
-            flat += tree_leaves(value)
+            flat += flat_leaves(value)
         elif not isinstance(value, StaticSlot):
             flat.append(value)
     return flat
 
 
 class TreeEntry(list):
-    """The positions of a pytree argument: [(flat index, path)] per leaf, and its structure
-    (gradients with respect to it are rebuilt in that structure)."""
+    """The differentiable positions of a pytree argument: [(flat index, path)] per leaf (per
+    parameter with requires_grad of a Module leaf), and how gradients with respect to it are
+    rebuilt: in its structure, a Module leaf's a dict keyed like ``named_parameters()``."""
 
-    def __init__(self, entries, treedef):
+    def __init__(self, entries, treedef, module_names=None):
         super().__init__(entries)
         self.treedef = treedef
+        self.module_names = module_names or {}  # leaf position -> trainable parameter names
+
+    def rebuild(self, grads):
+        """The gradients (one per entry, in order) in the argument's structure."""
+        if not self.module_names:
+            return builder(self.treedef)(grads)
+        grads = iter(grads)
+        leaves = [OrderedDict((name, next(grads)) for name in self.module_names[k]) if k in self.module_names
+                  else next(grads) for k in range(self.treedef.num_leaves)]
+        return self.treedef.unflatten(leaves)
+
+
+def tree_entry(treedef, modules, index):
+    """The TreeEntry of a pytree argument of structure ``treedef`` whose first flat argument is
+    ``index``; ``modules`` maps the positions of its Module leaves to them."""
+    entries, module_names = [], {}
+    for k, path in enumerate(treedef.paths()):
+        module = modules.get(k)
+        if module is None:
+            entries.append((index, path))
+            index += 1
+            continue
+        module_names[k] = []
+        for name, param in module.named_parameters():
+            if param.requires_grad:
+                entries.append((index, path + (name,)))
+                module_names[k].append(name)
+            index += 1
+        index += sum(1 for _ in module.named_buffers())
+    return TreeEntry(entries, treedef, module_names), index
+
+
+def tree_layout(value):
+    """(structure, {position: Module leaf}) of a pytree argument or its TreeSlot."""
+    if isinstance(value, TreeSlot):
+        return value.treedef, {k: slot.module for k, slot in value.modules.items()}
+    leaves, treedef = tree_flatten(value)
+    return treedef, {k: leaf for k, leaf in enumerate(leaves) if isinstance(leaf, Module)}
 
 
 def trainable_positions(args):
@@ -165,10 +215,9 @@ def trainable_positions(args):
     for value in args:
         if isinstance(value, StaticSlot):
             positions.append(None)
-        elif needs_slot(value):
-            leaves, treedef = tree_flatten(value)
-            positions.append(TreeEntry([(index + k, path) for k, path in enumerate(treedef.paths())], treedef))
-            index += len(leaves)
+        elif isinstance(value, TreeSlot) or needs_slot(value):  # a TreeSlot: a pytree in compiled code
+            entry, index = tree_entry(*tree_layout(value), index)
+            positions.append(entry)
         elif isinstance(value, Module):
             entries = []
             for name, param in value.named_parameters():
@@ -183,8 +232,7 @@ def trainable_positions(args):
     return positions
 
 
-
-def called_with_modules(root):
+def called_flattened(root):
     """Whether ``root`` (a compiled function) was called with a Module argument."""
     pyfunc = getattr(root, "pyfunc", None)
     return any(key[0] is pyfunc for key in list(_flat_functions))

@@ -3,19 +3,17 @@ gradients with respect to a Module regrouped into dicts keyed like ``named_param
 (``grad``, ``value_and_grad``, ``vjp``), and the flat function a call inspects."""
 from collections import OrderedDict
 
-import numpy as np
 
-from ..api.compiled import as_compiled, CompiledFunction
-from ..api.derived import check_against, DerivedFunction
+from ..api.compiled import CompiledFunction
+from ..api.derived import MATRIX_KINDS, DerivedFunction
 from ..errors import CallError
 from ..ir.types import type_of_value
-from ..modules.module import Module
+from ..modules.module import Module, needs_flat_function
 from .flat_functions import FlatFunction, TreeEntry, flat_arguments, flat_function, trainable_positions
-from ..derivatives.vmapping import Vectorized
-from .mapped import plan_vmap
+from .mapped import is_vectorized, plan_vmap
+from .matrices import matrix_of_tree
 from .tree_plans import NOT_PLANNED, run_planned
-from .tree_slots import mark_static, needs_slot
-from ..tree import flatten as tree_flatten
+from .tree_slots import TreeSlot, mark_static, needs_slot
 
 
 def regroup(positions, wrt, grads):
@@ -26,7 +24,7 @@ def regroup(positions, wrt, grads):
     for k in wrt:
         entry = positions[k]
         if isinstance(entry, TreeEntry):
-            out.append(entry.treedef.unflatten([next(grads) for _ in entry]))
+            out.append(entry.rebuild([next(grads) for _ in entry]))
         elif isinstance(entry, list):
             out.append(OrderedDict((name, next(grads)) for _, name in entry))
         else:
@@ -55,7 +53,7 @@ def user_wrt(fn, args):
     if fn.wrt is not None:
         return list(fn.wrt)
     return [k for k, a in enumerate(args)
-            if isinstance(a, Module) or needs_slot(a) or (type_of_value(a) is not None and type_of_value(a).is_float)]
+            if isinstance(a, (Module, TreeSlot)) or needs_slot(a) or (type_of_value(a) is not None and type_of_value(a).is_float)]
 
 
 def static_wrt_error(fname, k):
@@ -102,7 +100,7 @@ def flat_chain(fn, args, positions):
     return flat.chain(tuple(spec)), grouped
 
 
-def run_with_modules(fn, args, extra=()):
+def run_flattened(fn, args, extra=()):
     """Call the compiled or derived function ``fn`` on arguments that include Modules or pytrees:
     the same transforms of the flat function, gradients with respect to a Module regrouped into
     dicts, with respect to a pytree into its structure. Calls whose only such arguments are
@@ -110,7 +108,9 @@ def run_with_modules(fn, args, extra=()):
     root = fn
     while isinstance(root, DerivedFunction):
         root = root.base
-    if not root.static_positions and isinstance(fn, (CompiledFunction, DerivedFunction, Vectorized)):
+    if getattr(fn, "kind", None) in MATRIX_KINDS and needs_flat_function(args[fn.wrt[0]:fn.wrt[0] + 1]):
+        return matrix_of_tree(fn, args)  # dicts (of dicts) assembled column by column
+    if not root.static_positions and (isinstance(fn, (CompiledFunction, DerivedFunction)) or is_vectorized(fn)):
         planned = run_planned(fn, args, extra, plan_call)
         if planned is not NOT_PLANNED:
             return planned
@@ -159,52 +159,6 @@ def regroup_result(fn, positions, wrt, result):
     if fn.kind == "grad":
         return (grouped, value) if fn.has_aux else grouped
     return value, grouped
-
-
-def plain_compiled(f, what):
-    compiled = as_compiled(f)
-    if not isinstance(compiled, CompiledFunction):
-        raise CallError(f"{what} with Module arguments takes a plain or compiled Python function, not "
-                        f"{compiled!r}; with respect to a Module, take {what} of the function itself "
-                        "(adcompile.hessian(f, wrt=k) is the second derivative)")
-    return compiled
-
-def vjp_with_modules(f, args, wrt=None):
-    """``vjp`` where some arguments are Modules: ``(out, pullback)``; ``pullback(cotangent)``
-    returns the tuple of gradients, a dict keyed like ``named_parameters()`` for a Module."""
-    compiled = plain_compiled(f, "vjp")
-    compiled.check_arity(args)
-    user = DerivedFunction(compiled, "vjp", wrt)  # normalises wrt (names, negative indices)
-    positions = trainable_positions(args)
-    wrt = user_wrt(user, args)
-    flat = flat_function(compiled.pyfunc, args, compiled.backend)
-    derived = flat.chain((("vjp", flat_wrt(positions, wrt, user.name), False),))
-    flat_args = flat_arguments(args)
-    out = flat.run(flat_args)
-
-    structure = getattr(flat.primal_ir(flat.signature(flat_args)), "result_structure", None)
-
-    def pullback(*cotangents):
-        if structure is not None:  # a tuple, list or dict of outputs: cotangents in its structure
-            cotangents = output_cotangents(structure, cotangents[0] if len(cotangents) == 1 else cotangents)
-        elif len(cotangents) == 1 and isinstance(cotangents[0], tuple):
-            cotangents = cotangents[0]
-        cotangents = tuple(np.asarray(c, dtype=float) if isinstance(c, list) else c for c in cotangents)
-        cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
-        check_against(cotangents, flat.ir(flat.signature(flat_args)).results, "cotangent")
-        result = derived.call_with_extra(flat_args, cotangents)
-        return tuple(regroup(positions, wrt, tuple(result[len(cotangents):])))
-
-    pullback.derived = derived
-    return out, pullback
-
-
-def output_cotangents(structure, cotangent):
-    """The leaves of a cotangent given in the structure of the function's output."""
-    leaves, treedef = tree_flatten(cotangent)
-    if treedef != structure:
-        raise CallError(f"vjp: the cotangent must have the structure of the output, {structure}, not {treedef}")
-    return tuple(leaves)
 
 
 def flat_target(target, args, what):

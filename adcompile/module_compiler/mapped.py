@@ -6,7 +6,6 @@ whole subtree below it); it is spread to one axis per leaf, and the flat functio
 derived function, for ``vmap(grad(f))``) is vectorised over those leaves. Gradients with
 respect to a pytree come back in its structure, each leaf with the batch axis in front.
 """
-from ..derivatives.vmapping import Vectorized
 from ..errors import CallError
 from ..tree import flatten, is_container
 from ..tree.registry import node_type
@@ -45,12 +44,17 @@ def flat_in_axes(fn, args):
     return tuple(axes)
 
 
+def is_vectorized(fn):
+    """Whether ``fn`` is a ``vmap`` (``derivatives/vmapping.py``, a layer up: known by its in_axes)."""
+    return getattr(fn, "in_axes", None) is not None
+
+
 def plan_vmap(fn, args, plan_base):
     """``run(flat arguments, extra)`` for ``vmap(base)`` called with pytree arguments:
     ``plan_base(base, args)`` gives the flat function of the base and the regrouping of its
     results, applied to the vectorised results."""
-    if not isinstance(fn, Vectorized):
+    if not is_vectorized(fn):
         return None
     flat_base, regroup = plan_base(fn.base, args)
-    mapped = Vectorized(flat_base, flat_in_axes(fn, args))
+    mapped = fn.mapped_over(flat_base, flat_in_axes(fn, args))
     return lambda flat_args, extra: regroup(mapped.run(flat_args, extra))

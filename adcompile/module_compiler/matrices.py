@@ -6,10 +6,29 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..derivatives.forward import _unit_tensors
+from ..api.compiled import as_compiled, CompiledFunction
+from ..api.directions import unit_tensors
 from ..errors import CallError
 from .flat_functions import TreeEntry, flat_arguments, flat_function, trainable_positions
-from .gradients import plain_compiled
+
+
+def plain_compiled(f, what):
+    compiled = as_compiled(f)
+    if not isinstance(compiled, CompiledFunction):
+        raise CallError(f"{what} with Module arguments takes a plain or compiled Python function, not "
+                        f"{compiled!r}; with respect to a Module, take {what} of the function itself "
+                        "(adcompile.hessian(f, wrt=k) is the second derivative)")
+    return compiled
+
+def matrix_of_tree(fn, args):
+    """A Hessian or Jacobian (``fn``) with respect to a Module or pytree argument: dicts keyed like
+    ``named_parameters()``, or the argument's structure."""
+    if fn.has_aux:
+        raise CallError(f"{fn.name}: has_aux=True with respect to a Module, tuple, list or dict argument "
+                        "is not supported; return the aux from another call")
+    if fn.kind == "hessian":
+        return hessian_of_tree(fn.base, fn.wrt[0], args)
+    return jacobian_of_tree(fn.base, fn.wrt[0], fn.mode, args)
 
 
 def _leaves_of(args, index, what):
@@ -20,7 +39,7 @@ def _leaves_of(args, index, what):
     return entries
 
 
-def jacobian_with_modules(f, index, mode, args):
+def jacobian_of_tree(f, index, mode, args):
     """The Jacobian of ``f`` with respect to the Module argument ``index``: a dict keyed like
     ``named_parameters()`` of arrays of shape ``out.shape + parameter.shape`` (as JAX's
     jacobian of a dict of parameters, and torch.func.jacrev)."""
@@ -37,7 +56,7 @@ def jacobian_with_modules(f, index, mode, args):
     if mode == "rev":
         derived = flat.chain((("vjp", tuple(k for k, _ in leaves), False),))
         dtype = np.result_type(out, *(flat_args[k] for k, _ in leaves))
-        rows = [derived.call_with_extra(flat_args, (e,))[-len(leaves):] for e in _unit_tensors(out_shape, dtype)]
+        rows = [derived.call_with_extra(flat_args, (e,))[-len(leaves):] for e in unit_tensors(out_shape, dtype)]
         for j, ((_, name), shape) in enumerate(zip(leaves, shapes)):
             stacked = np.stack([np.reshape(row[j], -1) for row in rows]) if rows else np.zeros((0, int(np.prod(shape))))
             result[name] = stacked.reshape(out_shape + shape)
@@ -46,15 +65,15 @@ def jacobian_with_modules(f, index, mode, args):
             derived = flat.chain((("jvp", (k,), True),))
             dtype = np.result_type(out, flat_args[k])
             columns = [np.reshape(derived.call_with_extra(flat_args, (e,))[-1], -1)
-                       for e in _unit_tensors(shape, dtype)]
+                       for e in unit_tensors(shape, dtype)]
             matrix = np.stack(columns, axis=1) if columns else np.zeros((int(np.prod(out_shape)), 0))
             result[name] = matrix.reshape(out_shape + shape)
     if isinstance(leaves, TreeEntry):
-        return leaves.treedef.unflatten(list(result.values()))
+        return leaves.rebuild(list(result.values()))
     return result
 
 
-def hessian_with_modules(f, index, args):
+def hessian_of_tree(f, index, args):
     """The Hessian of scalar ``f`` with respect to the Module argument ``index``: a dict of dicts,
     ``H[a][b]`` of shape ``a.shape + b.shape`` for parameter names a, b (as JAX's hessian of a dict
     of parameters, and torch.func.hessian). One forward-over-reverse column per parameter entry."""
@@ -67,12 +86,11 @@ def hessian_with_modules(f, index, args):
     for k, a in leaves:
         column = flat.chain((("grad", indices, False), ("jvp", (k,), True)))
         shape = np.shape(flat_args[k])
-        columns = [column.call_with_extra(flat_args, (e,)) for e in _unit_tensors(shape, flat_args[k].dtype)]
+        columns = [column.call_with_extra(flat_args, (e,)) for e in unit_tensors(shape, flat_args[k].dtype)]
         for j, (m, b) in enumerate(leaves):
             other = np.shape(flat_args[m])
             stacked = np.stack([np.asarray(c[j] if isinstance(c, tuple) else c) for c in columns])
             result[a][b] = stacked.reshape(shape + other)
     if isinstance(leaves, TreeEntry):
-        treedef = leaves.treedef
-        return treedef.unflatten([treedef.unflatten(list(row.values())) for row in result.values()])
+        return leaves.rebuild([leaves.rebuild(list(row.values())) for row in result.values()])
     return result

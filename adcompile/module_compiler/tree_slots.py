@@ -12,47 +12,77 @@ and ``for layer in layers:`` resolve while translating (``frontend/translator/tr
 from ..errors import CallError
 from ..frontend.values import NONE, TreeValue, TupleValue
 from ..ir.types import describe_value, type_of_value
+from ..modules.leaves import module_leaves
 from ..modules.module import Module
 from ..tree import flatten, is_container, path_name, path_text
 from ..tree.registry import node_type
+from .tree_keys import module_key
+from .values import ModuleSlot, module_value
 
 
 class TreeSlot:
-    """A pytree passed as an argument: its structure, and one flat argument per leaf."""
+    """A pytree passed as an argument: its structure, and one flat argument per leaf -- or, for a
+    leaf that is a Module (``{"model": model, "scale": 2.0}``), one per parameter and buffer of
+    it, as for a Module argument (``modules`` maps such leaves' positions to their ModuleSlot)."""
 
-    def __init__(self, treedef):
+    def __init__(self, treedef, modules=None):
         self.treedef = treedef
+        self.modules = modules or {}
 
     @classmethod
     def of(cls, value, arg_name, fname):
         """The slot of the argument ``value``, its leaves checked (clear errors name their path)."""
         leaves, treedef = flatten(value)
         _check_keys(treedef, arg_name, (), fname)
-        for path, leaf in zip(treedef.paths(), leaves):
+        modules = {}
+        for k, (path, leaf) in enumerate(zip(treedef.paths(), leaves)):
             if isinstance(leaf, Module):
-                raise CallError(f"{fname}: {path_text(arg_name, path)} is a Module inside a {type(value).__name__}; "
-                                "pass a Module as an argument of its own (or hold several in nn.ModuleList)")
-            if type_of_value(leaf) is None:
+                modules[k] = ModuleSlot(leaf, module_leaves(leaf))
+            elif type_of_value(leaf) is None:
                 raise CallError(f"{fname}: {path_text(arg_name, path)} is a {describe_value(leaf)}, which compiled "
                                 "code cannot take: the leaves of a tuple, list or dict argument must be floats, "
-                                "ints, bools or numpy arrays of float64/float32/int64/bool (a string or other "
-                                "setting: pass it as a static argument, compile(f, static_argnames=...))")
-        return cls(treedef)
+                                "ints, bools, numpy arrays of float64/float32/int64/bool or Modules (a string or "
+                                "other setting: pass it as a static argument, compile(f, static_argnames=...))")
+        return cls(treedef, modules)
 
     @property
     def size(self):
-        return self.treedef.num_leaves
+        return self.treedef.num_leaves + sum(len(slot.leaf_names) - 1 for slot in self.modules.values())
 
     def names(self, arg_name):
-        """The flat parameters' names: ``params_W1``, ``layers_0_b``."""
-        return [path_name(arg_name, path) for path in self.treedef.paths()]
+        """The flat parameters' names: ``params_W1``, ``layers_0_b``, ``nets_encoder_fc1_weight``."""
+        names = []
+        for k, path in enumerate(self.treedef.paths()):
+            name = path_name(arg_name, path)
+            names += [f"{name}_{leaf}" for leaf in self.modules[k].leaf_names] if k in self.modules else [name]
+        return names
 
-    def frontend_value(self, leaf_vars):
-        """The argument in compiled code: the tree of its leaves' variables."""
+    def buffer_offsets(self):
+        """The positions, among this argument's flat arguments, of its Modules' buffers."""
+        offsets, start = [], 0
+        for k in range(self.treedef.num_leaves):
+            slot = self.modules.get(k)
+            if slot is None:
+                start += 1
+                continue
+            offsets += [start + j for j in slot.buffer_indices]
+            start += len(slot.leaf_names)
+        return offsets
+
+    def frontend_value(self, leaf_vars, arg_name=""):
+        """The argument in compiled code: the tree of its leaves' variables (a Module leaf a
+        ModuleValue whose parameters and buffers are its variables)."""
         leaves = iter(leaf_vars)
+        positions = iter(range(self.treedef.num_leaves))
+        paths = self.treedef.paths()
 
         def build(shape):
             if shape.is_leaf:
+                k = next(positions)
+                if k in self.modules:
+                    slot = self.modules[k]
+                    holders = {id(holder): next(leaves) for _, holder, _ in slot.leaves}
+                    return module_value(slot.module, path_text(arg_name, paths[k]) + ".", holders)
                 var = next(leaves)
                 return NONE if var.type.dtype == "none" else var
             if shape.node is node_type(None):
@@ -63,8 +93,29 @@ class TreeSlot:
             return TreeValue(shape.node, shape.aux, children)
         return build(self.treedef)
 
+    def module_ids(self):
+        """The ids of the Modules among the leaves (compiled code for them is dropped with them)."""
+        return [id(slot.module) for slot in self.modules.values()]
+
     def key(self):
-        return ("tree", self.treedef)
+        modules = tuple((k, id(slot.module), module_key(slot.module)) for k, slot in sorted(self.modules.items()))
+        return ("tree", self.treedef, modules)
+
+
+def flat_leaves(value):
+    """A pytree's flat arguments: its leaves, a Module leaf giving its parameter and buffer arrays."""
+    flat = []
+    for leaf in flatten(value)[0]:
+        if isinstance(leaf, Module):
+            flat += module_arrays(leaf)
+        else:
+            flat.append(leaf)
+    return flat
+
+
+def module_arrays(module):
+    """A Module's flat arguments: its parameters' arrays, then its buffers."""
+    return [p.data for _, p in module.named_parameters()] + [b for _, b in module.named_buffers()]
 
 
 def _check_keys(treedef, arg_name, path, fname):

@@ -5,7 +5,7 @@ function, a submodule) is a compile-time ``ModuleValue``. Reading an attribute t
 gives:
 
 * a parameter or buffer: the array, which is an argument of the compiled function (see
-  ``translate_with_modules``), so gradients flow to it;
+  ``translate_flat``), so gradients flow to it;
 * a submodule: another ModuleValue (a Sequential or ModuleList is also a tuple of its
   submodules, so it can be iterated, indexed and passed to ``len``);
 * a tuple of the module's own registered Parameters (the recurrent layers' ``_layer_weights``):
@@ -228,7 +228,7 @@ class ModuleSlot:
         return module_leaves(self.module)
 
 
-def translate_with_modules(pyfunc, slots, flat_types, name=None):
+def translate_flat(pyfunc, slots, flat_types, name=None):
     """The IR of ``pyfunc`` whose arguments are given by ``slots`` (a ModuleSlot per Module
     argument, a TreeSlot per pytree argument (``tree_slots.py``), a StaticSlot per static
     argument, None for the others): its parameters are the module leaves (in place of the
@@ -257,7 +257,7 @@ def _translate(tr, slots, flat_types, name):
         if slot is not None:  # a TreeSlot: one parameter per leaf
             items = [Var(tr.namer.fresh(item_name), next(types)) for item_name in slot.names(arg_name)]
             params += items
-            tr.env[arg_name] = slot.frontend_value(items)
+            tr.env[arg_name] = slot.frontend_value(items, arg_name)
             continue
         params.append(tr.bind_parameter(arg_name, next(types)))
     return tr.translate_body(params, name)

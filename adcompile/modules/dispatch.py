@@ -1,12 +1,14 @@
-"""Who compiles calls with Module (and pytree) arguments.
+"""Who runs calls whose arguments must be flattened: Modules, pytrees, static arguments.
 
-``model(x)``, and ``grad(loss)(model, X, y)`` or any transform called with a Module argument,
-run a flat function of the module's parameter and buffer arrays, which ``module_compiler/``
-builds. That compiler builds on the public API (it makes derived functions of flat functions),
-so the modules it builds on -- ``module.py``, ``api.py``, ``derivatives.py``, ``pullback.py``
-and ``call_signatures.py`` -- cannot import it. Instead, when imported (``adcompile/__init__.py``
-imports it), it registers its entry points here as a :class:`ModuleCompiler`, and those modules
-hand calls with Modules to :func:`module_compiler`.
+``model(x)``, and ``grad(loss)(model, X, y)`` or any compiled or derived function called with a
+Module or a pytree, run a flat function of the leaves, which ``module_compiler/`` builds. That
+compiler builds on compiled and derived functions (it makes derived functions of flat
+functions), so the three modules below it that must hand it such calls -- ``module.py``
+(``model(x)``), ``api/specialised.py`` (every call of a compiled or derived function) and
+``api/call_signatures.py`` (``adcompile.source`` with example arguments) -- cannot import it.
+Instead, when imported (``adcompile/__init__.py`` imports it), it registers these entry points
+here as a :class:`ModuleCompiler`. (The function forms ``jvp``, ``hvp`` and ``vjp``, a layer above
+the compiler, call its boundary directly: ``module_compiler/function_forms.py``.)
 """
 from dataclasses import dataclass
 from typing import Callable
@@ -16,17 +18,12 @@ from ..errors import AdCompileError
 
 @dataclass(frozen=True)
 class ModuleCompiler:
-    """The entry points of the compiler of Module arguments."""
+    """The entry points of the compiler of Module and pytree arguments."""
 
     call_module: Callable  # (module, args, kwargs): ``model(*args, **kwargs)``
-    run: Callable  # (fn, args, extra): a compiled or derived function called with Modules
-    jvp: Callable  # (f, primals, tangents), a Module's tangent a dict
-    hvp: Callable  # (f, primals, tangents), a Module's tangent a dict
-    vjp: Callable  # (f, args, wrt): (out, pullback)
-    jacobian: Callable  # (f, index, mode, args): with respect to the Module argument ``index``
-    hessian: Callable  # (f, index, args): with respect to the Module argument ``index``
+    run: Callable  # (fn, args, extra): a compiled, derived or vmapped function called with Modules or pytrees
     flat_target: Callable  # (target, args, what): (flat function, flat arguments) that a call runs
-    called_with_modules: Callable  # (compiled function): whether a call gave it a Module argument
+    called_flattened: Callable  # (compiled function): whether a call of it was flattened
 
 
 _registered = []

@@ -47,7 +47,8 @@ def reverse_applies(base, sig):
 
 
 def _is_gradient_of_compiled(fn):
-    return getattr(fn, "kind", None) in ("grad", "value_and_grad") and not _is_derived(fn.base)
+    return getattr(fn, "kind", None) in ("grad", "value_and_grad") and not _is_derived(fn.base) \
+        and not getattr(fn, "has_aux", False)
 
 
 def reversible(fn_ir):

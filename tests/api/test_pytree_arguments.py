@@ -10,7 +10,7 @@ import pytest
 import adcompile
 from adcompile import tree
 from adcompile.errors import AdCompileError, CallError
-from oracles import assert_trees_close, tree_gradient_by_differences
+from oracles import assert_trees_close, gradient_by_differences, tree_gradient_by_differences
 
 BACKENDS = ["python", "numba"]
 RNG = np.random.default_rng(7)
@@ -172,14 +172,26 @@ def test_a_bad_leaf_after_calls_with_that_structure_is_still_told_by_its_path():
             fn({**PARAMS, "b2": "bias"}, X, Y)
 
 
-def test_a_module_inside_a_list_is_refused_with_advice():
-    model = adcompile.nn.Linear(3, 1)
-    with pytest.raises(CallError, match=r"models\[0\] is a Module inside a list; pass a Module as an argument"):
-        adcompile.compile(lambda_free_sum, backend="python")([model], X)
+def test_modules_inside_a_list_are_arguments_like_a_module_argument():
+    adcompile.init.manual_seed(5)
+    models = [adcompile.nn.Linear(3, 3), adcompile.nn.Linear(3, 1)]
+    weight, bias = models[0].weight.data.copy(), models[0].bias.data.copy()
+
+    def in_python(weight, bias):
+        hidden = np.tanh(X @ weight.T + bias)
+        return np.sum((hidden @ models[1].weight.data.T + models[1].bias.data) ** 2)
+
+    f = adcompile.compile(chained_models, backend="python")
+    np.testing.assert_allclose(f(models, X), in_python(weight, bias), rtol=1e-12)
+    grads = adcompile.grad(f)(models, X)
+    assert isinstance(grads, list) and [list(g) for g in grads] == [["weight", "bias"]] * 2
+    np.testing.assert_allclose(grads[0]["weight"], gradient_by_differences(in_python, [weight, bias], 0),
+                               rtol=1e-6, atol=1e-8)
 
 
-def lambda_free_sum(models, x):
-    return np.sum(x)
+def chained_models(models, x):
+    first, second = models
+    return np.sum(second(np.tanh(first(x))) ** 2)
 
 
 def optional_scale(p, x):

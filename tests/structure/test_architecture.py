@@ -36,10 +36,12 @@ LAYERS = [
     ("modules", ["adcompile.modules"]),
     # compiled and derived functions: per-signature IR, transformed, generated, loaded and run
     ("api", ["adcompile.api"]),
-    # the transforms built on derived functions, and derivatives called inside compiled code
-    ("derivatives", ["adcompile.derivatives"]),
-    # functions of Modules compiled as functions of their arrays
+    # functions of Modules and pytrees compiled as functions of their leaves: the flattening at the
+    # boundary, which calls of compiled and derived functions reach through modules/dispatch.py
     ("module compiler", ["adcompile.module_compiler"]),
+    # the transforms built on derived functions (jvp, hvp, vjp flatten their arguments at the
+    # module compiler's boundary), and derivatives called inside compiled code
+    ("derivatives", ["adcompile.derivatives"]),
     ("inspection", ["adcompile.inspection"]),
     ("checks", ["adcompile.checks"]),
     ("libraries", ["adcompile.nn", "adcompile.optim", "adcompile.training"]),
