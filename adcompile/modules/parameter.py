@@ -39,6 +39,9 @@ class Parameter:
     False
     >>> weight.numel(), type(weight.detach()).__name__
     (6, 'ndarray')
+    >>> weight[0, 1] = 2.5
+    >>> float(weight[0, 1]), weight.data[0]
+    (2.5, array([0. , 2.5, 0. ]))
     """
 
     __array_priority__ = 20
@@ -101,6 +104,15 @@ class Parameter:
 
     def __len__(self):
         return len(self._data)
+
+    def __getitem__(self, index):
+        """``p[index]``: the data's entries (numpy's indexing: a view for slices)."""
+        return self._data[index]
+
+    def __setitem__(self, index, value):
+        """``p[index] = value`` writes into the data, as PyTorch's ``with torch.no_grad(): p[i] = v``
+        (a perturbation for a finite difference, a manual initialisation)."""
+        self._data[index] = value
 
     @property
     def requires_grad(self):

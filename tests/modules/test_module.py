@@ -55,6 +55,17 @@ def test_parameter_data_never_changes_dtype_silently():
     assert p.data.dtype == np.float64
 
 
+def test_parameter_entries_are_read_and_written_in_place_as_torch_under_no_grad():
+    """``p[i] = v`` perturbs the data a compiled model reads (a finite difference by hand)."""
+    model = nn.Linear(2, 1).compile("python")
+    x = np.array([[1.0, 2.0]])
+    before = float(model(x)[0, 0])
+    saved = float(model.weight[0, 1])
+    model.weight[0, 1] = saved + 0.5
+    assert float(model(x)[0, 0]) == pytest.approx(before + 0.5 * 2.0)
+    assert model.weight.data[0, 1] == saved + 0.5 and model.weight[0].shape == (2,)
+
+
 def test_named_parameters_are_dotted_in_registration_order():
     net = Net()  # as PyTorch: a module's own parameters, then each submodule's in order
     assert [n for n, _ in net.named_parameters()] == ["scale", "first.weight", "layers.0.weight",

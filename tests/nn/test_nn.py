@@ -214,6 +214,18 @@ def test_embedding_gathers_rows_and_accumulates_repeated_indices():
     check_hvp_fd(weighted_sum, model, idx, r)
 
 
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_embedding_of_a_batch_of_sequences(backend):
+    """Indices (batch, length), as a language model's tokens: rows of shape (batch, length, dim)."""
+    adcompile.modules.init.manual_seed(7)
+    model = EmbeddingProbe().compile(backend)
+    idx = np.array([[0, 2, 4], [4, 2, 2]])
+    np.testing.assert_allclose(model(idx), np.tanh(model.embed.weight.data[idx]))
+    r = np.random.default_rng(3).normal(size=(2, 3, 3))
+    grads = check_grad_fd(weighted_sum, model, idx, r)
+    assert not grads["embed.weight"][1].any() and grads["embed.weight"][2].any()
+
+
 LOGITS = RNG.normal(size=(6, 4)) * 3
 LABELS = np.array([0, 3, 1, 1, 2, 0])
 PROBS = sigmoid(RNG.normal(size=(6, 4)))

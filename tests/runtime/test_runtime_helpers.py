@@ -359,6 +359,20 @@ def test_scatter_add(tshape, vshape):
         assert_same(t, want)
 
 
+@pytest.mark.parametrize("tshape,vshape", [((5, 3), (2, 3, 3)), ((5,), (2, 3)), ((5, 3), ())])
+def test_scatter_add_with_a_block_of_indices(tshape, vshape):
+    """``idx`` of two dimensions (an embedding's tokens): each index adds its row of values."""
+    idx = np.array([[0, 2, 4], [4, -1, 2]])
+    values = rand(*vshape) if vshape else 0.5
+    base = rand(*tshape)
+    want = base.copy()
+    np.add.at(want, idx, values)
+    for fn in (rt.scatter_add, nb_scatter_add):
+        t = base.copy()
+        fn(t, idx, values)
+        assert_same(t, want)
+
+
 def test_scatter_add_int_index_and_float32():
     base = rand(4, 3, dtype=np.float32)
     want = base.copy()

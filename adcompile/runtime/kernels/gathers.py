@@ -10,7 +10,7 @@ import numpy as np
 def scatter_add(target, idx, values):
     """In place ``np.add.at(target, idx, values)``; returns None.
 
-    ``target`` is 1-D, 2-D or 3-D; ``idx`` a 1-D int array (or an int)
+    ``target`` is 1-D, 2-D or 3-D; ``idx`` an int array of any shape (or an int)
     indexing axis 0; ``values`` has shape ``idx.shape + target.shape[1:]`` or
     is broadcastable to it (a scalar included).  Repeated indices accumulate,
     negative indices wrap, out-of-range indices raise IndexError.

@@ -30,8 +30,21 @@ def _is_index(t):
     )
 
 
+def _is_index_block(t):
+    """An int array of two or more dimensions (``weight[tokens]`` of an embedding)."""
+    return is_array(t) and t.ndim > 1 and isinstance(t.dtype, types.Integer)
+
+
 @overload(gathers.scatter_add, jit_options=OPTS)
 def _ol_scatter_add(target, idx, values):
+    if is_array(target) and 1 <= target.ndim <= 3 and _is_index_block(idx):
+
+        def impl_block(target, idx, values):  # the indices in row-major order, each with its row of values
+            m = idx.size
+            rows = np.ascontiguousarray(np.broadcast_to(values, idx.shape + target.shape[1:]))
+            gathers.scatter_add(target, np.ascontiguousarray(idx).reshape(m), rows.reshape((m,) + target.shape[1:]))
+
+        return impl_block
     # np.broadcast_to gives a zero-stride view (no copy), also for scalars.
     if not (is_array(target) and 1 <= target.ndim <= 3 and _is_index(idx)):
         return fail("scatter_add", target, idx, values)
