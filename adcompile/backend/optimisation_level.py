@@ -44,8 +44,8 @@ def compiling_at(dispatcher, level):
     """``dispatcher``, whose compilations run at optimisation ``level`` (None: unchanged)."""
     if level is None or not hasattr(dispatcher, "py_func"):  # (NUMBA_DISABLE_JIT=1: a plain function)
         return dispatcher
-    from numba.core import config
-    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core import config  # lazy: imports numba
+    from numba.core.compiler_lock import global_compiler_lock  # lazy: imports numba
     compile_signature = dispatcher.compile
 
     def compile(signature):
