@@ -20,6 +20,10 @@ program) on its own rows of ``k`` consecutive minibatches, starting from the com
 and optimizer state; then parameters and optimizer state are averaged over the groups,
 weighted by the rows each group trained on, with a tree reduction on the workers. One group
 (one worker) is plain minibatch SGD, equal to ``adcompile.fit``.
+
+``drop_last`` and the clipping options are ``adcompile.fit``'s: the synchronous path clips the
+reduced minibatch gradient on the client before the update (``GradClipping.clip``), each local
+learner clips its own gradient inside its compiled step (``GradClipping.lines``).
 """
 import numpy as np
 
@@ -27,7 +31,9 @@ from ..errors import CallError
 from ..module_compiler import flat_arguments, flat_function
 from ..modules.step_counters import advance, step_counters
 from ..optim.lr_scheduler.one_cycle import OneCycleLR
-from ..training.fitting import check_scheduler, checked_validation_data, step_after_epoch, validation_loss
+from ..training.clipping import GradClipping
+from ..training.fitting import (check_scheduler, checked_batch_size, checked_validation_data, step_after_epoch,
+                                used_rows, validation_loss)
 from ..training.history import History
 from ..training.loops import (_backend, _batch_names, _check_model, _Program, _python_function, _trainable_entries,
                         batch_order)
@@ -102,7 +108,8 @@ def _split_groups(sizes, count):
 
 
 def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, client=None, sync_every=1, shuffle=True, seed=0,
-        callbacks=(), initial_epoch=0, timeout=None, validation_data=None, scheduler=None):
+        callbacks=(), initial_epoch=0, timeout=None, validation_data=None, scheduler=None, drop_last=False,
+        clip_grad_norm=None, clip_grad_value=None, clip_norm_type=2.0):
     """Train ``model`` on ``(X, y)`` by data-parallel minibatch steps on Dask.
 
     ``X`` and ``y`` are dask arrays chunked along axis 0 (numpy arrays are one chunk); ``loss_fn``
@@ -113,7 +120,12 @@ def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, client=None, s
     As in ``adcompile.fit``, ``validation_data=(X_val, y_val)`` (numpy arrays, evaluated here
     after each epoch) fills the returned ``History``'s ``val_loss``, and ``scheduler`` is stepped
     after each epoch (``ReduceLROnPlateau`` with the validation loss; ``OneCycleLR``, stepped
-    per batch, is ``adcompile.fit``'s only).
+    per batch, is ``adcompile.fit``'s only). ``drop_last=True`` leaves out the last, smaller
+    minibatch of each epoch, as ``adcompile.fit`` does. ``clip_grad_norm`` / ``clip_grad_value``
+    (order ``clip_norm_type``) clip the gradient as ``adcompile.fit`` does: with ``sync_every=1``
+    the whole minibatch's gradient, after the workers' parts are summed (``adcompile.fit``'s
+    parameters up to rounding); in local SGD each learner clips its own step's gradient (that of
+    its rows of the minibatch) inside its compiled step.
 
     ``sync_every=1``: synchronous steps (the exact minibatch gradient, ``adcompile.fit``'s
     parameters up to rounding). ``sync_every=k > 1``: local SGD with averaging, an
@@ -123,30 +135,32 @@ def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, client=None, s
     if isinstance(sync_every, bool) or not isinstance(sync_every, (int, np.integer)) or sync_every < 1:
         raise CallError(f"adcompile.dask.fit: sync_every must be an integer >= 1, not {sync_every!r}")
     return _fit(loss_fn, model, optimizer, X, y, epochs, batch_size, client, int(sync_every), sync_every > 1,
-                shuffle, seed, callbacks, initial_epoch, timeout, validation_data, scheduler)
+                shuffle, seed, callbacks, initial_epoch, timeout, validation_data, scheduler, drop_last,
+                GradClipping(clip_grad_norm, clip_grad_value, clip_norm_type))
 
 
 def _fit(loss_fn, model, optimizer, X, y, epochs, batch_size, client, sync_every, local, shuffle, seed, callbacks,
-         initial_epoch, timeout, validation_data=None, scheduler=None):
+         initial_epoch, timeout, validation_data=None, scheduler=None, drop_last=False, clipping=None):
     """``fit``; ``local`` selects local SGD (also with ``sync_every=1``, which the tests compare
     with the synchronous path)."""
     what = "adcompile.dask.fit"
     _check_model(model, what)
-    if int(batch_size) < 1:
-        raise CallError(f"{what}: batch_size must be >= 1, not {batch_size}")
+    batch_size = checked_batch_size(batch_size, what)
+    clipping = clipping if clipping is not None else GradClipping()
     names = _batch_names(loss_fn, 2, "fit")
     backend = _backend(loss_fn, model)
     entries = _trainable_entries(model, optimizer)
     blocks = RowBlocks([X, y], [0, 1], what)
     if blocks.n_rows == 0:
         raise CallError(f"{what}: no training examples")
+    used = used_rows(blocks.n_rows, batch_size, drop_last, what)
     validation = checked_validation_data(validation_data, what)
     if isinstance(scheduler, OneCycleLR):
         raise CallError(f"{what} steps a scheduler after each epoch, and OneCycleLR steps after each batch: "
                         "train with adcompile.fit, or use another scheduler")
     check_scheduler(scheduler, optimizer, epochs, 1, what)
     run = _LocalSGD if local else _Synchronous
-    trainer = run(loss_fn, model, optimizer, names, backend, entries, blocks, X, y)
+    trainer = run(loss_fn, model, optimizer, names, backend, entries, blocks, X, y, clipping)
     history = History()
     with client_for(client) as c:
         saved_backend = optimizer.__dict__.get("backend")
@@ -154,8 +168,8 @@ def _fit(loss_fn, model, optimizer, X, y, epochs, batch_size, client, sync_every
         try:
             trainer.start(c)
             for epoch in range(initial_epoch, initial_epoch + epochs):
-                order = batch_order(blocks.n_rows, epoch, seed, shuffle)
-                batches = [order[start:start + int(batch_size)] for start in range(0, blocks.n_rows, int(batch_size))]
+                order = batch_order(blocks.n_rows, epoch, seed, shuffle)[:used]
+                batches = [order[start:start + batch_size] for start in range(0, used, batch_size)]
                 losses, lr = [], optimizer.param_groups[0]["lr"]
                 for first in range(0, len(batches), sync_every):
                     losses += trainer.run(c, batches[first:first + sync_every], timeout)
@@ -177,7 +191,7 @@ def _fit(loss_fn, model, optimizer, X, y, epochs, batch_size, client, sync_every
 class _Synchronous:
     """One reduced gradient per minibatch, one optimizer update on the client."""
 
-    def __init__(self, loss_fn, model, optimizer, names, backend, entries, blocks, X, y):
+    def __init__(self, loss_fn, model, optimizer, names, backend, entries, blocks, X, y, clipping):
         pyfunc = _python_function(loss_fn)
         self.shadow, self.slots = shadow(model)  # Dropout layers that draw fit's masks for a block's rows
         flat = flat_function(pyfunc, [self.shadow, None, None], backend)
@@ -185,6 +199,7 @@ class _Synchronous:
         self.kernel = build_kernel(derived, flat_arguments([self.shadow, stand_in(X), stand_in(y)]), pyfunc.__name__)
         self.model, self.optimizer, self.blocks = model, optimizer, blocks
         self.trained = [param for _, _, param, _ in entries]
+        self.clipping = clipping
         self.futures = []
 
     def start(self, c):
@@ -215,6 +230,7 @@ class _Synchronous:
             try:
                 for p, g in zip(self.trained, grads):
                     p.grad = np.asarray(g, dtype=p.data.dtype)
+                self.clipping.clip(self.trained)  # the whole minibatch's gradient, as adcompile.fit clips it
                 self.optimizer.step()
             finally:
                 for p, g in zip(self.trained, old):
@@ -228,9 +244,10 @@ class _LocalSGD:
     """Per round of ``k`` minibatches: one task per group of blocks (on its worker) running ``k``
     compiled training steps, then the row-weighted average of parameters and optimizer state."""
 
-    def __init__(self, loss_fn, model, optimizer, names, backend, entries, blocks, X, y):
+    def __init__(self, loss_fn, model, optimizer, names, backend, entries, blocks, X, y, clipping):
         self.shadow, self.slots = shadow(model)  # Dropout layers that draw fit's masks for a group's rows
-        self.program = _Program("train_step", loss_fn, self.shadow, optimizer, names)
+        # each learner clips the gradient of its own rows of a minibatch
+        self.program = _Program("train_step", loss_fn, self.shadow, optimizer, names, clipping)
         example = self.program.arguments((stand_in(X), stand_in(y)))
         self.kernel = build_kernel(self.program.program, example, _python_function(loss_fn).__name__)
         self.model, self.optimizer, self.blocks = model, optimizer, blocks

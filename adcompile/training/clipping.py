@@ -6,11 +6,13 @@ generated step between the gradient computation and the optimizer's update, with
 formulas of ``adcompile.nn.utils`` (PyTorch's): value clipping first
 (``np.clip(g, -value, value)``), then norm clipping, every gradient scaled by
 ``min(1, max_norm / (total_norm + 1e-6))`` where ``total_norm`` is the ``norm_type``-norm of
-all the gradients' entries (2, inf, or any p > 0).
+all the gradients' entries (2, inf, or any p > 0). ``GradClipping.clip`` applies the same
+clipping eagerly to the parameters' ``.grad`` (``adcompile.dask.fit``'s synchronous path).
 """
 import math
 
 from ..errors import CallError
+from ..nn.utils import clip_grad_norm_, clip_grad_value_
 
 
 def _option(value, name):
@@ -45,6 +47,15 @@ class GradClipping:
             lines.append(f"{indent}clip_coef = np.minimum({self.max_norm!r} / (total_norm + 1e-06), 1.0)")
             lines += [f"{indent}{g} = {g} * clip_coef" for g in grads]
         return lines
+
+    def clip(self, parameters):
+        """Clip the ``.grad`` of ``parameters`` in place, eagerly (a gradient put together
+        outside a compiled step, such as ``adcompile.dask.fit``'s sum of the workers'
+        gradients), with ``nn.utils``'s functions: the formulas of ``lines``."""
+        if self.clip_value is not None:
+            clip_grad_value_(parameters, self.clip_value)
+        if self.max_norm is not None:
+            clip_grad_norm_(parameters, self.max_norm, self.norm_type)
 
     def _norm(self, grads):
         p = self.norm_type

@@ -42,6 +42,23 @@ def checked_validation_data(validation_data, what="adcompile.fit"):
     return _examples(*validation_data, "validation", what)
 
 
+def checked_batch_size(batch_size, what="adcompile.fit"):
+    batch_size = int(batch_size)
+    if batch_size < 1:
+        raise CallError(f"{what}: batch_size must be >= 1, not {batch_size}")
+    return batch_size
+
+
+def used_rows(n, batch_size, drop_last, what="adcompile.fit"):
+    """How many rows of an epoch's order are trained on: all, or with ``drop_last`` those of
+    the full batches only."""
+    used = n - n % batch_size if drop_last else n
+    if used == 0:
+        raise CallError(f"{what}: drop_last=True with {n} examples and batch_size={batch_size} "
+                        "leaves no batch; use a smaller batch_size")
+    return used
+
+
 def validation_loss(loss_fn, model, X_val, y_val):
     """``loss_fn(model, X_val, y_val)`` in one compiled call, with every module in eval mode
     (Dropout off), each module's mode restored afterwards."""
@@ -139,13 +156,8 @@ def fit(loss_fn, model, optimizer, X, y, epochs=1, batch_size=32, shuffle=True, 
     _check_model(model, "adcompile.fit")
     X, y = _examples(X, y, "training")
     validation = checked_validation_data(validation_data)
-    batch_size = int(batch_size)
-    if batch_size < 1:
-        raise CallError(f"adcompile.fit: batch_size must be >= 1, not {batch_size}")
-    used = len(X) - len(X) % batch_size if drop_last else len(X)
-    if used == 0:
-        raise CallError(f"adcompile.fit: drop_last=True with {len(X)} examples and batch_size={batch_size} "
-                        "leaves no batch; use a smaller batch_size")
+    batch_size = checked_batch_size(batch_size)
+    used = used_rows(len(X), batch_size, drop_last)
     batches = -(-used // batch_size)
     check_scheduler(scheduler, optimizer, epochs, batches)
     clipping = GradClipping(clip_grad_norm, clip_grad_value, clip_norm_type)

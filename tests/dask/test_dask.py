@@ -1,9 +1,9 @@
 """adcompile.dask: sharded derivatives and data-parallel training on a real LocalCluster.
 
-One LocalCluster (2 worker processes, 1 thread each, a memory limit per worker smaller than
-the data of the out-of-memory test) serves the module; every wait is bounded by a timeout so
-that nothing can hang. Every sharded result is compared with an independent computation: the
-single-process compiled derivative of the whole data, or a plain dask/numpy formula.
+One LocalCluster (the ``client`` fixture of conftest.py) serves the module; every wait is
+bounded by a timeout so that nothing can hang. Every sharded result is compared with an
+independent computation: the single-process compiled derivative of the whole data, or a plain
+dask/numpy formula.
 Skipped when dask or distributed is not installed.
 """
 import concurrent.futures
@@ -23,50 +23,11 @@ import adcompile  # noqa: E402
 import adcompile.dask as adask  # noqa: E402
 from adcompile import nn  # noqa: E402
 import adcompile.nn.functional as F  # noqa: E402
+from dask_helpers import TIMEOUT, WORKER_MEMORY, bounded, close  # noqa: E402
 from example_files import load_example  # noqa: E402
 
 # the helpers of this module run on the workers: ship them by value (tests/ is not a package)
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
-
-TIMEOUT = 120  # seconds for any one wait on the cluster
-WORKER_MEMORY = 500 * 2 ** 20  # bytes per worker
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       memory_limit=WORKER_MEMORY, dashboard_address=":0")
-    try:
-        with distributed.Client(cluster, timeout=TIMEOUT) as c:
-            c.wait_for_workers(2, timeout=TIMEOUT)
-            yield c
-    finally:
-        cluster.close(timeout=TIMEOUT)
-
-
-def bounded(fn, *args, timeout=TIMEOUT, **kwargs):
-    """fn(*args) in a thread, failing the test if it takes longer than ``timeout``."""
-    pool = concurrent.futures.ThreadPoolExecutor(1)
-    try:
-        return pool.submit(fn, *args, **kwargs).result(timeout=timeout)
-    except concurrent.futures.TimeoutError:
-        pytest.fail(f"{getattr(fn, '__name__', fn)} did not finish in {timeout} s")
-    finally:
-        pool.shutdown(wait=False)
-
-
-def close(actual, expected, rtol=1e-10):
-    if isinstance(expected, dict):
-        assert list(actual) == list(expected)
-        for key in expected:
-            close(actual[key], expected[key], rtol)
-        return
-    if isinstance(expected, tuple):
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            close(a, e, rtol)
-        return
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=0)
 
 
 # ------------------------------------------------------------------ losses (one block of rows)
