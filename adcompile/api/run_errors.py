@@ -24,6 +24,7 @@ import traceback
 
 import numpy as np
 
+from ..backend.unfused_fallback import code_that_raised
 from ..errors import AdCompileError, GeneratedCodeError, ShapeError
 from ..boundary import LOCATED_MARK
 from .shape_messages import user_shape_failure
@@ -41,6 +42,7 @@ def explain_failure(error, target, sig, call_args):
         fn_ir, source, compiled = target.specialization(sig)
     except Exception:
         return error
+    compiled = code_that_raised(compiled, error)  # the unfused code, where fused loops deferred to it
     python_fn = getattr(compiled, "py_func", compiled)
     generated_file = python_fn.__code__.co_filename
     fn_ir, source = _code_that_ran(target, sig, fn_ir, source, generated_file)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..backend.loader import load
 from ..backend.tiers import NUMBA, PYTHON, enabled, in_disk_cache, load_tiered
+from ..backend.unfused_fallback import WithUnfusedFallback
 from ..boundary import for_user, user_error
 from .call_signatures import resolve, signature_for
 from ..codegen.python import generate
@@ -171,10 +172,24 @@ class Specialised:
         backend, compiled with numba's ``options``): numba's, or tiered (``backend/tiers.py``:
         the Python of ``fn_ir`` first, without fused loops, while numba compiles). Waits for
         numba where its disk cache has the code, and for code whose own loops (not fused ones)
-        would run scalar steps in Python, far slower than numba compiles."""
+        would run scalar steps in Python, far slower than numba compiles. Code whose fused loops
+        left their unfused fallback out (``lowering/deferred_fallbacks.py``) reruns a call they
+        do not handle with ``fn_ir``'s code, loaded the same way at that first need."""
+        if code_ir is not fn_ir and getattr(code_ir, "defers_unfused_code", False):
+            unfused_options = {k: v for k, v in options.items() if k != "parallel"}
+            unfused_source = self.unfused_source(fn_ir)
+            return WithUnfusedFallback(self._load_code(fn_ir, code_ir, source, options),
+                                       lambda: self._load_code(fn_ir, fn_ir, unfused_source, unfused_options))
+        return self._load_code(fn_ir, code_ir, source, options)
+
+    def unfused_source(self, fn_ir):
+        """The source of ``fn_ir`` without the lowering: the code ``fuse=False`` runs."""
+        return generate(fn_ir, origin=self.code_origin())
+
+    def _load_code(self, fn_ir, code_ir, source, options):
         if self.backend == NUMBA and enabled(self.tiered) and not has_loops(fn_ir) \
                 and not in_disk_cache(source, fn_ir.name):
-            python_source = source if code_ir is fn_ir else generate(fn_ir, origin=self.code_origin())
+            python_source = source if code_ir is fn_ir else self.unfused_source(fn_ir)
             return load_tiered(python_source, source, fn_ir.name, options)
         return load(source, fn_ir.name, self.backend, options)
 

@@ -41,7 +41,8 @@ def clone_statement(stmt, rename):
     if isinstance(stmt, Pop):
         return Pop(rename(stmt.target), rename(stmt.tape), stmt.loc)
     if isinstance(stmt, If):
-        return If(rename(stmt.cond), clone_block(stmt.body, rename), clone_block(stmt.orelse, rename), stmt.loc)
+        return If(rename(stmt.cond), clone_block(stmt.body, rename), clone_block(stmt.orelse, rename), stmt.loc,
+                  stmt.unfused_fallback)
     if isinstance(stmt, For):
         return For(rename(stmt.index), rename(stmt.start), rename(stmt.stop), rename(stmt.step),
                    clone_block(stmt.body, rename), stmt.loc)

@@ -178,10 +178,15 @@ class Pop(Stmt):
 
 
 class If(Stmt):
-    __slots__ = ("cond", "body", "orelse", "loc")
+    """``if cond: body else: orelse``. ``unfused_fallback``: the lowering wrote it -- ``body`` is a
+    loop nest and ``orelse`` the unfused statements it replaces, run where the loop's run-time
+    check fails (``lowering/deferred_fallbacks.py``)."""
 
-    def __init__(self, cond, body, orelse, loc=None):
+    __slots__ = ("cond", "body", "orelse", "loc", "unfused_fallback")
+
+    def __init__(self, cond, body, orelse, loc=None, unfused_fallback=False):
         self.cond, self.body, self.orelse, self.loc = cond, body, orelse, loc
+        self.unfused_fallback = unfused_fallback
 
     def reads(self):
         return [self.cond]

@@ -228,7 +228,7 @@ class Group:
         """The fused statements behind the run-time check of the group's assumptions."""
         if not check:
             return fused
-        fallback = If(check[-1].target, fused, self.original)
+        fallback = If(check[-1].target, fused, self.original, unfused_fallback=True)
         self.ctx.fallbacks.add(id(fallback))
         return check + [fallback]
 

@@ -7,13 +7,17 @@ become loops writing each element first (``slice_writes.py``); fusion then group
 The Python backend is never fused: explicit loops run slowly in the interpreter (except with
 ``ADCOMPILE_FUSE=all``, for testing fusion with the backend that loads fast). After fusion, the
 buffers the loops allocate take the memory of dead temporaries of the same shape
-(``buffer_reuse.py``; ``ADCOMPILE_REUSE=0`` turns it off).
+(``buffer_reuse.py``; ``ADCOMPILE_REUSE=0`` turns it off). Before that, a function that writes
+into no argument leaves the unfused statements behind its loops' run-time checks out of its
+code (``deferred_fallbacks.py``): where a check fails, the call reruns with the unfused code, and
+``lowered.defers_unfused_code`` says so.
 """
 import os
 
 from ..ir.clone import copy_function
 from ..ir.shapes import infer_shapes
 from .buffer_reuse import reuse_buffers
+from .deferred_fallbacks import defer_unfused_fallbacks
 from .fusion import fuse_loops
 from .slice_writes import write_slices_as_loops
 
@@ -35,6 +39,8 @@ def lower_for_backend(fn, backend, fuse=None, parallel=False):
     shapes = infer_shapes(source)
     lowered, loops = fuse_loops(source, lambda _: shapes, parallel=parallel)
     loops += writes
+    if loops:
+        lowered.defers_unfused_code = defer_unfused_fallbacks(lowered)
     if loops and os.environ.get("ADCOMPILE_REUSE", "1") != "0":
         reuse_buffers(lowered, shapes)  # fuse_loops copied source: its variables, and so their shapes, are source's
     if not loops or backend != "numba":

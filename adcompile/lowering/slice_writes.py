@@ -179,7 +179,7 @@ class _SliceWrites:
         checks = self.checks(array, original[:-1], bounds, before)
         if checks is None:
             return before + loop
-        return before + [If(checks, loop, original)]
+        return before + [If(checks, loop, original, unfused_fallback=True)]
 
     def loop_index(self, depth):
         """A new name (a program's own ``i`` may be read after the write, in a loop of its own)."""

@@ -13,9 +13,7 @@ def logistic_loss_grad(w, X, y):
         _n = X.shape[0]
         # backward
         # grad of: return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
-        _t_4 = _n
-        _t_14 = float(_t_4)
-        _t_15 = -1.0 / _t_14
+        _t_15 = -1.0 / float(_n)
         # _t_30 reuses the memory of _t, which the loop below reads at each point before writing it there
         _t_30 = _t
         _t_31 = X.T
@@ -28,20 +26,7 @@ def logistic_loss_grad(w, X, y):
             # grad of: p = 1.0 / (1.0 + np.exp(-(X @ w)))
             _t_30[i] = rt.mul_nz(rt.div_nz(bp_i, _t_3_i), p_i) * _t_2_i
     else:
-        _t_2 = np.exp(-_t)
-        _t_3 = 1.0 + _t_2
-        p = 1.0 / _t_3
-        _t_6 = y * np.log(p)
-        # backward
-        # grad of: return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
-        _t_4 = _t_6.size
-        _t_14 = float(_t_4)
-        _t_15 = -1.0 / _t_14
-        _t_16 = rt.broadcast_to_shape(_t_15, _t_6)
-        bp = -rt.div_nz(rt.unbroadcast(_t_16 * (1 - y), _t_2), 1 - p)
-        bp += rt.div_nz(rt.unbroadcast(_t_16 * y, _t_2), p)
-        # grad of: p = 1.0 / (1.0 + np.exp(-(X @ w)))
-        _t_30 = rt.mul_nz(rt.div_nz(bp, _t_3), p) * _t_2
-        _t_31 = X.T
+        # shapes the loop does not handle: the call reruns with the unfused code
+        rt.unfused_code_needed()
     bw = rt.matmul(_t_31, _t_30)
     return bw,

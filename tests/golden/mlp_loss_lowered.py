@@ -7,8 +7,8 @@ from adcompile.runtime import helpers as rt
 
 def mlp_loss_grad(W1, b1, W2, X, y):
     # forward
-    _t = rt.matmul(X, W1)
     _n_7 = np.maximum(W1.shape[1], b1.shape[0])
+    _t = rt.matmul(X, W1)
     if W1.shape[1] == _n_7 and b1.shape[0] == _n_7:
         _n = X.shape[0]
         _n_3 = np.maximum(W1.shape[1], b1.shape[0])
@@ -18,7 +18,8 @@ def mlp_loss_grad(W1, b1, W2, X, y):
                 h_i = np.tanh(_t[i, j] + b1[j])
                 h[i, j] = h_i
     else:
-        h = np.tanh(_t + b1)
+        # shapes the loop does not handle: the call reruns with the unfused code
+        rt.unfused_code_needed()
     out = rt.matmul(h, W2)
     _n_18 = np.maximum(X.shape[0], y.shape[0])
     _n_22 = np.maximum(W2.shape[1], y.shape[1])
@@ -28,27 +29,18 @@ def mlp_loss_grad(W1, b1, W2, X, y):
         _n_14 = np.maximum(W2.shape[1], y.shape[1])
         # backward
         # grad of: return np.mean((out - y) ** 2)
-        _t_2 = _n_11 * _n_14
-        _t_3 = float(_t_2)
-        _t_7 = 1.0 / _t_3
         # grad of: out = h @ W2
-        bout = np.empty((_n_11, _n_14), dtype=np.float64)
+        # bout reuses the memory of out, which the loop below reads at each point before writing it there
+        bout = out
+        _t_7 = 1.0 / float(_n_11 * _n_14)
         _t_13 = W2.T
         for i in range(_n_11):
             for j in range(_n_14):
                 bt_4_i = 2.0 * (out[i, j] - y[i, j]) * _t_7
                 bout[i, j] = bt_4_i
     else:
-        _t_4 = out - y
-        # backward
-        # grad of: return np.mean((out - y) ** 2)
-        _t_2 = _t_4.size
-        _t_3 = float(_t_2)
-        _t_7 = 1.0 / _t_3
-        bt_4 = 2.0 * _t_4 * _t_7
-        bout = rt.unbroadcast(bt_4, out)
-        # grad of: out = h @ W2
-        _t_13 = W2.T
+        # shapes the loop does not handle: the call reruns with the unfused code
+        rt.unfused_code_needed()
     bh = rt.matmul(bout, _t_13)
     # grad of: h = np.tanh(X @ W1 + b1)
     _n_34 = np.maximum(np.maximum(W1.shape[1], W2.shape[0]), b1.shape[0])
@@ -62,7 +54,7 @@ def mlp_loss_grad(W1, b1, W2, X, y):
             for j in range(_n_28):
                 _t_18[i, j] = bh[i, j] * (1.0 - h[i, j] * h[i, j])
     else:
-        _t_18 = rt.unbroadcast(bh * (1.0 - h * h), _t)
-        _t_19 = X.T
+        # shapes the loop does not handle: the call reruns with the unfused code
+        rt.unfused_code_needed()
     bW1 = rt.matmul(_t_19, _t_18)
     return bW1,

@@ -1,8 +1,8 @@
 """Reverse-mode bookkeeping and run-time checks, as plain numpy.
 
 The kernels: range_len, new_tape, push, zeros_like_any, cast_like, section_length,
-check_assertion, may_share_memory, and the checkpointed loops' checkpoint_snapshots and
-revolve_advance.
+check_assertion, unfused_code_needed, may_share_memory, and the checkpointed loops'
+checkpoint_snapshots and revolve_advance.
 
 Generated code calls these as ``rt.<name>`` (``runtime/helpers.py`` gathers them); run as Python
 it calls these, compiled by numba the overloads of ``bookkeeping_numba.py`` beside this file. Each
@@ -21,6 +21,18 @@ def check_assertion(condition, message):
     if not condition:
         raise AssertionError() if message is None else AssertionError(message)
     return True
+
+
+class UnfusedCodeNeeded(Exception):
+    """Raised by generated code whose fused loop found shapes it does not handle (operands that
+    broadcast, an empty reduction) where the unfused statements were left out of it: the caller
+    (``backend/unfused_fallback.py``) reruns the call with the unfused code. Such code writes
+    into no argument, so nothing of the abandoned run is seen (``lowering/deferred_fallbacks.py``)."""
+
+
+def unfused_code_needed():
+    """Raise :class:`UnfusedCodeNeeded` (the else branch of a fused loop's run-time check)."""
+    raise UnfusedCodeNeeded("the shapes of this call need the unfused code (adcompile runs it instead)")
 
 
 def may_share_memory(a, b):
@@ -133,6 +145,6 @@ def cast_like(g, x):
     return dt.type(g)
 
 
-__all__ = ["check_assertion", "may_share_memory", "section_length", "range_len", "new_tape", "push",
+__all__ = ["check_assertion", "unfused_code_needed", "may_share_memory", "section_length", "range_len", "new_tape", "push",
            "checkpoint_snapshots", "revolve_advance",
            "zeros_like_any", "cast_like"]
