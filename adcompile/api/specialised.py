@@ -16,6 +16,7 @@ from ..backend.tiers import NUMBA, PYTHON, enabled, in_disk_cache, load_tiered
 from ..backend.unfused_fallback import WithUnfusedFallback
 from ..boundary import for_user, user_error
 from .call_signatures import resolve, signature_for
+from ..codegen.function_parts import split_long_function
 from ..codegen.python import generate
 from ..errors import AdCompileError, CallError
 from ..frontend.values import regroup_results
@@ -156,6 +157,8 @@ class Specialised:
                     if self.backend == NUMBA and not self.boundscheck:
                         options = {**options, "boundscheck": False}
                     source = generate(code_ir, origin=self.code_origin())
+                    if self.backend == NUMBA:  # LLVM's time grows faster than a function's length
+                        source = split_long_function(source, code_ir.name)
                     spec = (fn_ir, source, self.load_code(fn_ir, code_ir, source, options))
                     self._lowered[sig] = code_ir
                     self._specs[sig] = spec
@@ -184,7 +187,7 @@ class Specialised:
 
     def unfused_source(self, fn_ir):
         """The source of ``fn_ir`` without the lowering: the code ``fuse=False`` runs."""
-        return generate(fn_ir, origin=self.code_origin())
+        return generate(lower_for_backend(fn_ir, self.backend, fuse=False)[0], origin=self.code_origin())
 
     def _load_code(self, fn_ir, code_ir, source, options):
         if self.backend == NUMBA and enabled(self.tiered) and not has_loops(fn_ir) \

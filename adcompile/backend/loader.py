@@ -26,6 +26,7 @@ import threading
 # cache_dir is imported from here by function_checks
 from .cache_folder import (NUMBA_SUBFOLDER, cache_dir, cache_location, on_clear, refuse,  # noqa: F401
                            warn_unwritable)
+from ..codegen.function_parts import PART_MARK
 from ..runtime.helper_cache import use_cache_folder
 from ..runtime.zero_safe_numpy import python_helpers
 from .cache_key import module_file_name
@@ -74,10 +75,16 @@ def _execute_module(module_name, path, source):
     return module
 
 
-def _numba_compiled(fn, path, persistent, options, level=None):
-    """``fn`` jitted with ``options``, compiled at optimisation ``level`` (see
-    :mod:`.optimisation_level`), with the checked disk cache when ``persistent``."""
-    return compiling_at(_jitted(fn, path, persistent, options), level)
+def _numba_compiled(fn, source, path, persistent, options):
+    """``fn`` (defined by ``source``) jitted with ``options``, compiled at the optimisation
+    level its loops ask for (:mod:`.optimisation_level`), with the checked disk cache when
+    ``persistent``; so are the parts a long function was cut into (``codegen/function_parts.py``),
+    which it calls by their module-level names."""
+    namespace = fn.__globals__
+    for part_name in sorted(name for name in namespace if name.startswith(fn.__name__ + PART_MARK)):
+        part = _jitted(namespace[part_name], path, persistent, options)
+        namespace[part_name] = compiling_at(part, level_for(source, part_name))
+    return compiling_at(_jitted(fn, path, persistent, options), level_for(source, fn.__name__))
 
 
 def _jitted(fn, path, persistent, options):
@@ -130,7 +137,7 @@ def load(source, name, backend="numba", options=None):
             module = _execute_module(f"_adcompile_generated_{safe_name(name)}_{digest}", path, source)
             fn = getattr(module, name)
             if backend == "numba":
-                fn = _numba_compiled(fn, path, persistent, options, level_for(source, name))
+                fn = _numba_compiled(fn, source, path, persistent, options)
             else:
                 if hasattr(module, "rt"):  # run as Python: the zero-safe products in numpy, not numba's
                     module.rt = python_helpers()

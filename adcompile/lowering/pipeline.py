@@ -10,7 +10,8 @@ buffers the loops allocate take the memory of dead temporaries of the same shape
 (``buffer_reuse.py``; ``ADCOMPILE_REUSE=0`` turns it off). Before that, a function that writes
 into no argument leaves the unfused statements behind its loops' run-time checks out of its
 code (``deferred_fallbacks.py``): where a check fails, the call reruns with the unfused code, and
-``lowered.defers_unfused_code`` says so.
+``lowered.defers_unfused_code`` says so. Last, arrays carried around a loop that may change
+layout enter it as ``rt.any_layout(v)``, so that numba gives them one type (``loop_layouts.py``).
 """
 import os
 
@@ -19,6 +20,7 @@ from ..ir.shapes import infer_shapes
 from .buffer_reuse import reuse_buffers
 from .deferred_fallbacks import defer_unfused_fallbacks
 from .fusion import fuse_loops
+from .loop_layouts import with_stable_loop_layouts
 from .slice_writes import write_slices_as_loops
 
 
@@ -29,7 +31,16 @@ def fusion_enabled(fuse):
 
 def lower_for_backend(fn, backend, fuse=None, parallel=False):
     """(IR to generate code from, numba options) for ``fn`` compiled with ``backend``. (Every
-    generated function, fused or not, gets numba's numpy error model from ``backend/loader.py``.)"""
+    generated function, fused or not, gets numba's numpy error model from ``backend/loader.py``.)
+    Code for numba, fused or not, has arrays carried around loops in one layout
+    (``loop_layouts.py``)."""
+    code, options = _fused_for_backend(fn, backend, fuse, parallel)
+    if backend == "numba":
+        code = with_stable_loop_layouts(code, in_place=code is not fn)  # a lowered copy is the lowering's own
+    return code, options
+
+
+def _fused_for_backend(fn, backend, fuse, parallel):
     fuse_python = os.environ.get("ADCOMPILE_FUSE") == "all"
     if (backend != "numba" and not fuse_python) or not fusion_enabled(fuse):
         return fn, {}

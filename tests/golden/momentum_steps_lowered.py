@@ -6,6 +6,7 @@ from adcompile.runtime import helpers as rt
 
 
 def momentum_steps_grad(x, v, lr):
+    args_c_ordered = rt.c_ordered_marker((x, v))
     _t = np.empty((0,), dtype=np.float64)
     _t1 = np.empty((0,), dtype=np.float64)
     _t3 = np.empty((0,), dtype=np.float64)
@@ -15,6 +16,11 @@ def momentum_steps_grad(x, v, lr):
     tape__t_3 = rt.new_tape(np.empty((0,), dtype=np.float64))
     tape_x = rt.new_tape(np.empty((0,), dtype=np.float64))
     # forward
+    _t = rt.any_layout(_t, args_c_ordered)
+    _t1 = rt.any_layout(_t1, args_c_ordered)
+    v = rt.any_layout(v, args_c_ordered)
+    _t3 = rt.any_layout(_t3, args_c_ordered)
+    x = rt.any_layout(x, args_c_ordered)
     for i in range(5):
         rt.push(tape__t, _t)
         _t = 0.9 * v
@@ -34,6 +40,11 @@ def momentum_steps_grad(x, v, lr):
         # grad of: return np.sum(x * x)
         _t7[i1] = 2.0 * x[i1]
     bx = rt.unbroadcast(_t7, x)
+    x = rt.any_layout(x)
+    _t3 = rt.any_layout(_t3)
+    v = rt.any_layout(v)
+    _t1 = rt.any_layout(_t1)
+    _t = rt.any_layout(_t)
     for i in range(4, -1, -1):
         # grad of: x = x - lr * v
         x = tape_x.pop()

@@ -6,6 +6,8 @@ its own for them, so that programs keep the structure they had before these form
 
 - slices whose bounds move with the loop variable: ``np.sum(x[i:])``, ``A[:, :j + 1]``,
   ``w[i:] = ...``, the shifted product ``v[i:] * v[:k - i]``;
+- matrices carried around a loop that change layout (``h = M.T`` then ``h = np.tanh(h) @ W``,
+  ``h = np.sin(h.T * 0.5)``);
 - views rebound in a loop: ``t = t[1:]``, ``T = T[1:, :]`` (their shape changes every trip:
   only shape-agnostic reductions read them, and they never enter the scope);
 - arrays made before a loop and read inside it: grids ``np.arange(k) * dt``, ``x * 2.0``,
@@ -171,6 +173,32 @@ class LoopForms:
         self.gen.features.add("rebound_view")
         return True
 
+    def carried_layout(self):
+        """A matrix carried around a loop that changes its memory layout: it starts as a
+        transpose ('F' for numba) or is transposed in the loop, or becomes a product."""
+        matrices = _matrices(self.scope)
+        if not matrices:
+            return False
+        M = self.pick(matrices)
+        r, c = self.scope.vars[M].shape
+        k = min(r, c)
+        acc = self.accumulator()
+        h = self.gen.fresh_name("h")
+        start, updates = self.pick([
+            (f"{M}.T", [f"np.tanh({h}) @ np.full(({r}, {r}), {fmt(self.rng.uniform(0.1, 0.4))})",
+                        f"np.tanh({h} * 0.9)", f"np.tanh({h} + np.ones(({c}, {r})))"]),
+            (f"np.tanh({M}[:{k}, :{k}])", [f"np.sin({h}.T * 0.5)", f"np.tanh({h}.T + {h})"]),
+            (f"np.transpose(np.tanh({M}[:{k}, :{k}]))", [f"np.cos({h}) * {h}", f"np.tanh({h}.T @ {h})"]),
+        ])
+        self.gen.emit(f"{h} = {start}")
+        i, trips = self.open_loop(self.rng.randint(0, 3))
+        self.gen.emit(f"{acc} = {acc} + np.sum(np.tanh({h}) * {h})")
+        self.gen.emit(f"{h} = {self.pick(updates)}")
+        self.close_loop(i)
+        self.finish(acc, float(r * c * max(self.scope.vars[M].bound, 1.0) * max(trips, 1)))
+        self.gen.features.add("carried_layout")
+        return True
+
     def grid_loop(self):
         """Arrays made before a loop (grids, scaled arguments) read inside it."""
         n, m = self.gen.sizes
@@ -312,7 +340,7 @@ class LoopForms:
 
 
 CONSTRUCTS = ("moving_slices", "rebound_view", "grid_loop", "axis_broadcast_loop", "whole_array_update",
-              "row_loop", "mixed_branch")
+              "row_loop", "mixed_branch", "carried_layout")
 
 
 def loop_construct(gen, scope):

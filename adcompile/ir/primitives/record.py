@@ -44,6 +44,8 @@ class Kind(enum.Enum):
     ADDITIVE = "adds or subtracts its two arguments, element by element: two scalings of one value are a scaling of it"
     OWNED_RESULT = "an array result is a new array its target alone owns (x + y, -x, x @ y): an accumulator may be it"
     OWNED_LIKE_FIRST = "its array result is its first argument's whole buffer or a new array: owned if that is"
+    C_ORDERED_RESULT = "numba types its array result 'C'-ordered whatever its operands' layouts"
+    LAYOUT_LIKE_FIRST = "a new array of its first argument's layout if 'C' or 'F', else 'C' (numba's empty_like)"
 
 
 @dataclass(frozen=True)

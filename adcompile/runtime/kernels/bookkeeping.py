@@ -1,7 +1,7 @@
 """Reverse-mode bookkeeping and run-time checks, as plain numpy.
 
 The kernels: range_len, new_tape, push, zeros_like_any, cast_like, section_length,
-check_assertion, unfused_code_needed, may_share_memory, and the checkpointed loops'
+check_assertion, unfused_code_needed, may_share_memory, any_layout, c_ordered_marker, and the checkpointed loops'
 checkpoint_snapshots and revolve_advance.
 
 Generated code calls these as ``rt.<name>`` (``runtime/helpers.py`` gathers them); run as Python
@@ -132,6 +132,21 @@ def zeros_like_any(x):
     return 0.0
 
 
+def any_layout(x, c_ordered_args=None):
+    """``x`` itself. Compiled by numba, an array becomes a view of it typed with the layout 'A'
+    (any strides), the layout an array carried around a loop may take in a later iteration
+    (``lowering/loop_layouts.py``) -- unless ``c_ordered_args``, a ``c_ordered_marker``, says the
+    function's array arguments are 'C' and ``x`` is 'C' too: it stays as it is."""
+    return x
+
+
+def c_ordered_marker(arrays):
+    """Whether the arrays of the tuple ``arrays`` (a function's array arguments, as it was
+    called) are all 'C'-ordered, for ``any_layout``: compiled by numba, the answer is in the
+    type of the result (an empty array typed 'C' or 'A'), known when numba compiles the caller."""
+    return all(a.flags.c_contiguous for a in arrays)
+
+
 def cast_like(g, x):
     """``g`` converted to the gradient dtype of ``x``.
 
@@ -147,4 +162,4 @@ def cast_like(g, x):
 
 __all__ = ["check_assertion", "unfused_code_needed", "may_share_memory", "section_length", "range_len", "new_tape", "push",
            "checkpoint_snapshots", "revolve_advance",
-           "zeros_like_any", "cast_like"]
+           "zeros_like_any", "cast_like", "any_layout", "c_ordered_marker"]

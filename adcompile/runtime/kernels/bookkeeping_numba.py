@@ -178,6 +178,21 @@ def _ol_zeros_like_any(x):
     return fail("zeros_like_any", x)
 
 
+@overload(bookkeeping.any_layout, jit_options=OPTS)
+def _ol_any_layout(x, c_ordered_args=None):
+    c_ordered = is_array(c_ordered_args) and c_ordered_args.layout == "C" and is_array(x) and x.layout == "C"
+    if is_array(x) and x.ndim >= 1 and x.layout != "A" and not c_ordered:
+        return lambda x, c_ordered_args=None: x[::1]  # a view; a slice with a step is typed 'A'
+    return lambda x, c_ordered_args=None: x
+
+
+@overload(bookkeeping.c_ordered_marker, jit_options=OPTS)
+def _ol_c_ordered_marker(arrays):
+    if all(t.layout == "C" for t in arrays if is_array(t)):
+        return lambda arrays: np.empty(0)
+    return lambda arrays: np.empty(0)[::1]
+
+
 @overload(bookkeeping.cast_like, jit_options=OPTS)
 def _ol_cast_like(g, x):
     if not (is_scalar(x) or is_array(x)):

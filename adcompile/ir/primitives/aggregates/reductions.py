@@ -4,7 +4,7 @@ non-negative int."""
 from ...nodes import const
 from ...types import INT64, Type, to_float
 from ..batching_rules import reduction_batch, unbatched_view
-from ..declare import FRESH, NON_DIFFERENTIABLE, REDUCTION, RULE_ONLY, Accumulator, define
+from ..declare import C_ORDERED_RESULT, FRESH, NON_DIFFERENTIABLE, REDUCTION, RULE_ONLY, Accumulator, define
 from ..reverse_helpers import spread, zero_safe_scale, zero_where
 from ..structural_jvp import weighted_reduction_jvp
 from ..shape_rules import flattened, same_as_argument
@@ -126,7 +126,8 @@ def _flat_cumsum_adjoint_batch(b, args, batched, params, size):
     return b.call("cumsum_axis_adjoint", args[0], axis=0)
 
 
-define("cumsum", lambda t, p, c=None: Type(t[0].dtype, 1), "np.cumsum(_0)", kinds={FRESH}, vjp=_cumsum_vjp,
+define("cumsum", lambda t, p, c=None: Type(t[0].dtype, 1), "np.cumsum(_0)", kinds={FRESH, C_ORDERED_RESULT},
+       vjp=_cumsum_vjp,
        linear_in=(0,), shape=flattened, batch=_flat_cumsum_batch)
 define("cumsum_adjoint", same_as_first, "rt.cumsum_adjoint(_0)", kinds={RULE_ONLY}, vjp=_cumsum_adjoint_vjp,
        linear_in=(0,), shape=same_as_argument(0), batch=_flat_cumsum_adjoint_batch)

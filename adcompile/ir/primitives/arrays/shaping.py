@@ -2,7 +2,7 @@
 from ...types import FLOAT64, I8, Type, promote_dtypes
 from ...indexing import FULL_SLICE, items_with_atoms
 from ...nodes import const
-from ..declare import (AXIS_VIEW, FRESH, NEVER_MERGED, NON_DIFFERENTIABLE, OWNED_LIKE_FIRST, PASSES_VALUES,
+from ..declare import (AXIS_VIEW, C_ORDERED_RESULT, FRESH, NEVER_MERGED, NON_DIFFERENTIABLE, OWNED_LIKE_FIRST, PASSES_VALUES,
                       RECOMPUTABLE, RULE_ONLY, SHAPE_QUERY, VIEW, define)
 from ..emission import argument_list, shape_tuple
 from ..record import ALL_ARGUMENTS
@@ -62,7 +62,7 @@ define("reshape", lambda t, p, c=None: Type(t[0].dtype, len(t) - 1),
        lambda t, p: f"np.ascontiguousarray(_0).reshape({shape_tuple(t, 1)})",
        kinds={VIEW}, vjp=_reshape_vjp, linear_in=(0,), shape=lengths_from(1), batch=_reshape_batch)
 define("ravel", lambda t, p, c=None: Type(t[0].dtype, 1), "np.ascontiguousarray(_0).ravel()",
-       kinds={VIEW}, vjp=_reshape_vjp, linear_in=(0,), shape=flattened, batch=_ravel_batch)
+       kinds={VIEW, C_ORDERED_RESULT}, vjp=_reshape_vjp, linear_in=(0,), shape=flattened, batch=_ravel_batch)
 
 
 def _expand_axis_vjp(b, g, out, args, params, active):
@@ -110,7 +110,7 @@ define("broadcast_to_shape", _broadcast_to_shape_type, "rt.broadcast_to_shape(_0
        kinds={VIEW, NEVER_MERGED, RULE_ONLY, FRESH, AXIS_VIEW, PASSES_VALUES}, vjp=_broadcast_to_shape_vjp,
        linear_in=(0,), shape_only=(1,), shape_of=1, batch=shaped_like_second("broadcast_to_shape"))
 define("unbroadcast", lambda t, p, c=None: Type(t[0].dtype, t[1].ndim), "rt.unbroadcast(_0, _1)",
-       kinds={RULE_ONLY, PASSES_VALUES, OWNED_LIKE_FIRST}, vjp=_unbroadcast_vjp, linear_in=(0,), shape_only=(1,),
+       kinds={RULE_ONLY, PASSES_VALUES, OWNED_LIKE_FIRST, C_ORDERED_RESULT}, vjp=_unbroadcast_vjp, linear_in=(0,), shape_only=(1,),
        shape_of=1, batch=shaped_like_second("unbroadcast"))
 
 

@@ -1,7 +1,7 @@
 """Linear algebra: matrix products, the diagonal and the trace."""
 from ...types import Type, promote_dtypes
 from ..batching_rules import logical_ndim, with_unit_batch_axis
-from ..declare import BILINEAR, FRESH, OWNED_RESULT, RULE_ONLY, Accumulator, define
+from ..declare import BILINEAR, C_ORDERED_RESULT, FRESH, OWNED_RESULT, RULE_ONLY, Accumulator, define
 from ..reverse_helpers import getitem
 from ..shape_rules import product
 from ..type_rules import matmul_type
@@ -113,10 +113,10 @@ def _outer_batch(b, args, batched, params, size):
 
 
 # a product of two vectors is fused as a sum of their products: an accumulator starting at 0
-define("matmul", matmul_type, "rt.matmul(_0, _1)", kinds={BILINEAR, FRESH, OWNED_RESULT}, vjp=_matmul_vjp,
+define("matmul", matmul_type, "rt.matmul(_0, _1)", kinds={BILINEAR, FRESH, OWNED_RESULT, C_ORDERED_RESULT}, vjp=_matmul_vjp,
        shape=_matmul_shape, batch=_matmul_batch, accumulator=Accumulator(0.0))
 define("outer", lambda t, p, c=None: Type(promote_dtypes(t[0].dtype, t[1].dtype), 2), "np.outer(_0, _1)",
-       kinds={BILINEAR, FRESH}, vjp=_outer_vjp, shape=_outer_shape, batch=_outer_batch)
+       kinds={BILINEAR, FRESH, C_ORDERED_RESULT}, vjp=_outer_vjp, shape=_outer_shape, batch=_outer_batch)
 
 
 def _diag_vjp(b, g, out, args, params, active):
