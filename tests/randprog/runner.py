@@ -101,6 +101,11 @@ def _run_guarded(seed, backend, first_order_only=False):
         return Result(seed, backend, Outcome("discarded", "discarded:harness-error", detail)), []
 
 
+# Seeds per task of a parallel batch: numba programs take tens of seconds each, so that a stopped
+# profile loses little and its log grows steadily.
+CHUNK_SIZE = {"numba": 2}
+
+
 def _run_chunk(seeds, backend, first_order_only=False):
     return [_run_guarded(seed, backend, first_order_only) for seed in seeds]
 
@@ -130,14 +135,15 @@ def run_batch(seeds, backend="python", jobs=1, progress=False, first_order_only=
         for k in range(0, len(seeds), 10):
             record(_run_chunk(seeds[k:k + 10], backend, first_order_only))
     else:
-        chunks = [seeds[k:k + 20] for k in range(0, len(seeds), 20)]
+        size = CHUNK_SIZE.get(backend, 20)
+        chunks = [seeds[k:k + size] for k in range(0, len(seeds), size)]
         with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
-            futures = [pool.submit(_run_chunk, chunk, backend, first_order_only) for chunk in chunks]
-            for future, chunk in zip(concurrent.futures.as_completed(futures), chunks):
+            futures = {pool.submit(_run_chunk, chunk, backend, first_order_only): chunk for chunk in chunks}
+            for future in concurrent.futures.as_completed(futures):
                 try:
                     record(future.result())
                 except Exception as error:  # noqa: BLE001  (e.g. a worker that died)
-                    sys.stderr.write(f"\nworker failed: {error!r}\n")
+                    sys.stderr.write(f"\nworker failed on seeds {futures[future]}: {error!r}\n")
     if progress:
         sys.stderr.write("\n")
     summary.failures.sort(key=lambda r: r.seed)
