@@ -50,6 +50,41 @@ def updated_argument(w, c, n):
     return np.sum(w * w)
 
 
+def reversed_carry(A):
+    B = A.T
+    for _ in range(3):
+        B = B[::-1] * 0.5 + np.sin(B)
+    return np.sum(B * B)
+
+
+def transposing_while(A):
+    k = 0
+    S = A
+    while k < 3:
+        S = np.cos(S.T) + 0.1 * S
+        k += 1
+    return np.sum(S ** 2)
+
+
+def nested_carry(A):
+    S = A.T
+    s = 0.0
+    for _ in range(2):
+        for _ in range(2):
+            S = np.tanh(S) * 0.9
+            s = s + np.sum(S)
+        S = S.T + 1.0
+    return s
+
+
+def written_and_transposed(A):
+    S = A.T.copy()
+    for _ in range(3):
+        S[0] = S[1] * 2.0
+        S = np.tanh(S.T)
+    return np.sum(S ** 2)
+
+
 def assert_value_and_gradient(fn, args, k=0):
     copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     np.testing.assert_allclose(adcompile.compile(fn)(*copies), fn(*args), rtol=1e-12)
@@ -64,8 +99,13 @@ def assert_value_and_gradient(fn, args, k=0):
     (updated_argument, (np.asfortranarray(np.linspace(-1, 1, 12).reshape(3, 4)), np.ones((3, 4)) * 0.2, 3)),
     (updated_argument, (np.linspace(-1, 1, 12).reshape(4, 3).T, np.ones((3, 4)) * 0.2, 3)),
     (updated_argument, (np.linspace(-1, 1, 12).reshape(3, 4), np.ones((3, 4)) * 0.2, 0)),
+    (reversed_carry, (np.linspace(-0.5, 0.5, 9).reshape(3, 3),)),
+    (transposing_while, (np.asfortranarray(np.linspace(-0.5, 0.5, 9).reshape(3, 3)),)),
+    (nested_carry, (np.linspace(-0.5, 0.5, 9).reshape(3, 3),)),
+    (written_and_transposed, (np.linspace(-0.5, 0.5, 9).reshape(3, 3),)),
 ], ids=["transposed-state", "transposed-in-loop", "shrinking-transpose", "fortran-argument",
-        "transposed-argument", "zero-trip"])
+        "transposed-argument", "zero-trip", "reversed-carry", "transposing-while", "nested-loops",
+        "written-and-transposed"])
 def test_loop_carried_layouts_compile_and_differentiate_on_numba(fn, args):
     assert_value_and_gradient(fn, args)
 
