@@ -50,11 +50,11 @@ def jvp(f, primals, tangents):
     """
     compiled = compiled_function(f)
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "jvp")
-    base, args, positions = flat_base(compiled, primals)  # Modules, pytrees: their leaves
-    wrt, extra = flat_tangents("jvp", primals, tangents, positions, compiled.param_names)
-    derived = derived_function(base, "jvp", wrt)
-    result = derived.call_with_extra(args, extra)
-    return outputs_and_tangents(base, derived.call_signature(args), result)
+    call = flat_base(compiled, primals)  # Modules, pytrees: their leaves
+    wrt, extra = flat_tangents("jvp", primals, tangents, call.positions, compiled.param_names)
+    derived = derived_function(call.function, "jvp", wrt)
+    result = derived.call_with_extra(call.args, extra)
+    return outputs_and_tangents(call.function, derived.call_signature(call.args), result, call.results_tree())
 
 
 @api_boundary
@@ -77,11 +77,12 @@ def hvp(f, primals, tangents):
     if quick is not None:
         return quick
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "hvp")
-    base, args, positions = flat_base(compiled, primals)  # Modules, pytrees: their leaves
+    call = flat_base(compiled, primals)  # Modules, pytrees: their leaves
+    positions = call.positions
     wrt, extra = flat_tangents("hvp", primals, tangents, positions, compiled.param_names)
     # the tangents of the gradient, without the gradient itself
-    product = derived_function(derived_function(base, "grad", wrt), "jvp", wrt, tangents_only=True)
-    result = product.call_with_extra(args, extra)
+    product = derived_function(derived_function(call.function, "grad", wrt), "jvp", wrt, tangents_only=True)
+    result = product.call_with_extra(call.args, extra)
     if positions is None:
         compiled.__dict__.setdefault("_hvp_products", {})[wrt] = product
     return tangents_by_argument(primals, tangents, positions, result if isinstance(result, tuple) else (result,))
