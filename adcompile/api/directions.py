@@ -6,6 +6,7 @@ from ..errors import CallError
 from ..frontend.values import is_flat_tuple
 from ..ir.types import type_of_value
 from ..tree import flatten as tree_flatten
+from ..tree.structure import leaves_in
 
 
 def tangent_like(t, x, name):
@@ -54,9 +55,10 @@ def cotangent_leaves(base_ir, cotangents, structure=None):
         structure = getattr(base_ir, "result_structure", None)
     if structure is not None and not structure.is_leaf and not is_flat_tuple(structure):
         given = cotangents[0] if len(cotangents) == 1 else cotangents
-        leaves, treedef = tree_flatten(given)
-        if treedef != structure:
-            raise CallError(f"vjp: the cotangent must have the structure of the output, {structure}, not {treedef}")
+        leaves = leaves_in(structure, given)
+        if leaves is None:
+            raise CallError(f"vjp: the cotangent must have the structure of the output, {structure}, not "
+                            f"{tree_flatten(given)[1]}")
         cotangents = tuple(leaves)
     elif len(cotangents) == 1 and isinstance(cotangents[0], tuple):
         cotangents = cotangents[0]

@@ -163,6 +163,24 @@ def test_derivatives_of_a_gradient_dict_are_dicts_keyed_like_named_parameters():
         np.testing.assert_allclose(product[name], by_hvp[name], rtol=1e-10, atol=1e-12, err_msg=name)
 
 
+def test_vjp_of_a_gradient_dict_takes_a_plain_dict_cotangent():
+    gradient = adcompile.grad(LOSS, wrt=0)
+    g, pullback = adcompile.vjp(gradient, MODEL, X)
+    direction = random_direction(MODEL, seed=5)
+    cotangent = dict(sorted(direction.items()))  # a plain dict, its keys in another order than g's
+    d_model, d_x = pullback(cotangent)
+    assert list(d_model) == list(g)
+    by_hvp = adcompile.hvp(LOSS, (MODEL, X), (direction, None))  # the Hessian is symmetric: H v both ways
+    for name in g:
+        np.testing.assert_allclose(d_model[name], by_hvp[name], rtol=1e-10, atol=1e-12, err_msg=name)
+    v = np.random.default_rng(7).normal(size=X.shape)
+    h = 1e-5
+
+    def along(x):  # <gradient(x), cotangent>
+        return sum(np.sum(gradient(MODEL, x)[n] * direction[n]) for n in direction)
+    assert np.isclose(np.sum(d_x * v), (along(X + h * v) - along(X - h * v)) / (2 * h), rtol=1e-6, atol=1e-8)
+
+
 def test_compositions_that_are_not_derivatives_of_a_scalar_say_so():
     with pytest.raises(CallError, match=r"grad needs a function returning one float scalar"):
         adcompile.grad(adcompile.grad(SCALED, wrt=0), wrt=1)(MODEL, 0.7)
