@@ -65,8 +65,8 @@ def flat_wrt(positions, wrt, fname):
 def user_wrt(fn, args):
     if fn.wrt is not None:
         return list(fn.wrt)
-    return [k for k, a in enumerate(args)
-            if isinstance(a, (Module, TreeSlot)) or needs_slot(a) or (type_of_value(a) is not None and type_of_value(a).is_float)]
+    return [k for k, a in enumerate(args) if isinstance(a, (Module, TreeSlot)) or needs_slot(a)
+            or (type_of_value(a) is not None and type_of_value(a).is_float)]
 
 
 def static_wrt_error(fname, k):
