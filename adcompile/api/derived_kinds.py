@@ -242,9 +242,10 @@ class Jacobian(Matrix):
         base_ir = self.base.ir(sig)
         if len(base_ir.results) != 1:
             raise CallError(f"{self.name}: {self.base.name} returns several arrays, so its Jacobian is a tuple or "
-                            "dict of blocks, assembled from one derivative per row when called (in the output's "
-                            "structure), not one generated function; adcompile.source(adcompile.vjp(...)) shows "
-                            "the code of a row")
+                            "dict of blocks in the output's structure, assembled from one derivative per row when it "
+                            "is called, not one generated function: it cannot be differentiated again, called inside "
+                            "compiled code or shown by adcompile.source; call it from Python, or inspect the code of "
+                            "a row: out, pullback = adcompile.vjp(f, ...); adcompile.source(pullback)")
         # rows need a backward sweep each; where reverse mode does not take the IR, columns are cheaper
         mode = "rev" if self.mode == "rev" and reverse_applies(self.base, sig) else "fwd"
         if mode == "rev":

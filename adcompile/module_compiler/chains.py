@@ -75,11 +75,13 @@ def static_wrt_error(fname, k):
 
 
 def assembled_matrix_error(level, k):
+    """The error for a Hessian or Jacobian of pytrees (``level``, with respect to argument ``k``)
+    used as one generated function."""
     return CallError(
-        f"{level.name}: the {level.kind} with respect to the Module (or tuple, list, dict) argument {k} is a dict "
-        "(of dicts) of blocks, assembled from one derivative per row or column when it is called, not one "
-        "generated function: it cannot be differentiated again, called inside compiled code or shown by "
-        "adcompile.source; call it from Python, or inspect the derivative a row comes from "
+        f"{level.name}: a {level.kind} with respect to a Module, tuple, list or dict argument, or of a function "
+        "returning one, is a tuple or dict of blocks, assembled from one derivative per row or column when it "
+        "is called, not one generated function: it cannot be differentiated again, called inside compiled code "
+        "or shown by adcompile.source; call it from Python, or inspect the derivative a row comes from "
         f"(adcompile.source(adcompile.grad(f, wrt={k}), ...))")
 
 

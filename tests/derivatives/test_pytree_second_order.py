@@ -131,3 +131,8 @@ def test_a_jacobian_assembled_from_rows_is_not_one_generated_function():
         adcompile.source(adcompile.jacobian(f), X)
     with pytest.raises(CallError, match="assembled.*cannot be differentiated again"):
         adcompile.grad(adcompile.hessian(adcompile.compile(loss, backend="python")), wrt=1)(PARAMS, X)
+    g = adcompile.compile(outputs, backend="python")
+    with pytest.raises(CallError, match="assembled.*called inside compiled code"):
+        adcompile.compile(lambda p, x: adcompile.jacobian(g)(p, x)["z"]["b"], backend="python")(PARAMS, X)
+    with pytest.raises(CallError, match="assembled.*shown by adcompile.source"):
+        adcompile.source(adcompile.jacobian(g, wrt=1), PARAMS, X)
