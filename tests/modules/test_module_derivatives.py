@@ -91,6 +91,25 @@ def test_jacobian_wrt_a_module_is_a_dict_of_out_shape_plus_parameter_shape(mode)
                                    err_msg=f"{name}{index}")
 
 
+def named_outputs(model, x):
+    y = outputs(model, x)
+    return {"y": y, "energy": np.sum(y ** 2)}
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_jacobian_of_a_dict_output_wrt_a_module_is_a_dict_of_parameter_dicts(backend):
+    jac = adcompile.jacobian(adcompile.compile(named_outputs, backend=backend), wrt=0)(MODEL, X)
+    params = dict(MODEL.named_parameters())
+    assert set(jac) == {"y", "energy"} and all(list(row) == list(params) for row in jac.values())
+    for name, index in entries(MODEL):
+        assert jac["y"][name].shape == (4, 2) + params[name].shape
+        assert jac["energy"][name].shape == params[name].shape
+        for key in ("y", "energy"):
+            measured = entry_fd(lambda: named_outputs(MODEL, X)[key], MODEL, name, index)
+            np.testing.assert_allclose(jac[key][name][(...,) + index], measured, rtol=1e-6, atol=1e-8,
+                                       err_msg=f"{key} {name}{index}")
+
+
 def test_hessian_wrt_a_module_is_a_dict_of_dicts_matching_finite_differences_of_the_gradient():
     hess = adcompile.hessian(LOSS, wrt=0)(MODEL, X)
     names = [n for n, _ in MODEL.named_parameters()]
