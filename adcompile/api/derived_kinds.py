@@ -10,8 +10,8 @@ from ..transforms.matrix_ir import matrix_ir
 from ..transforms.reverse import reverse
 from .aux_outputs import (aux_structure, finish_matrix_with_aux, finish_with_aux, loss_function, matrix_with_aux,
                           with_aux_results)
-from .derived_function import DerivedFunction
 from ..tree.structure import LEAF
+from .derived_function import DerivedFunction
 from .assembled_matrices import MatrixLayout, assembled_jacobian
 from .result_trees import results_tree, root_results_tree, tuple_tree
 
@@ -219,8 +219,7 @@ class Jacobian(Matrix):
     def plan(self, sig):
         """The plan of ``Specialised.plan``; where the base returns a tuple, list or dict of arrays,
         the Jacobian's blocks assembled in its structure (``assembled_matrices.py``)."""
-        base_ir = self.base.ir(sig)
-        if self.has_aux or (len(base_ir.results) == 1 and getattr(base_ir, "result_structure", None) is None):
+        if self.has_aux or not self.assembled(self.base.ir(sig)):
             return super().plan(sig)
         plan = self._plans.get(sig)
         if plan is None:
@@ -229,6 +228,12 @@ class Jacobian(Matrix):
             plan = self._plans[sig] = (lambda *args: assembled_jacobian(layout, args), (), lambda result: result)
         self._last_signature = sig
         return plan
+
+    @staticmethod
+    def assembled(base_ir):
+        """Whether the Jacobian of a base with IR ``base_ir`` is a pytree of blocks: a base returning
+        several arrays, or a dict or list of one."""
+        return len(base_ir.results) != 1 or getattr(base_ir, "result_structure", None) is not None
 
     def outputs_tree(self, sig):
         """The structure of the base's results for ``sig``."""
@@ -240,7 +245,7 @@ class Jacobian(Matrix):
 
     def matrix_ir(self, sig, index):
         base_ir = self.base.ir(sig)
-        if len(base_ir.results) != 1:
+        if self.assembled(base_ir):
             raise CallError(f"{self.name}: {self.base.name} returns several arrays, so its Jacobian is a tuple or "
                             "dict of blocks in the output's structure, assembled from one derivative per row when it "
                             "is called, not one generated function: it cannot be differentiated again, called inside "
