@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import InternalError
 from ..tree import leaves as tree_leaves
 from ..tree.structure import TreeDef
 from .derived_cache import derived_function
@@ -59,7 +60,9 @@ def _zero_like(value):
 def _outputs(layout, args):
     """The flat outputs of ``layout.function`` at ``args``."""
     outputs = tree_leaves(layout.function.run(args))
-    assert len(outputs) == layout.outputs.num_leaves, "the outputs' structure does not match the code's results"
+    if len(outputs) != layout.outputs.num_leaves:
+        raise InternalError(f"{layout.function.name}: {len(outputs)} outputs, but the structure {layout.outputs} "
+                            f"has {layout.outputs.num_leaves} leaves")
     return outputs
 
 
