@@ -161,3 +161,23 @@ def assert_trees_close(actual, expected, rtol, atol, what):
     for path, a, e in zip(expected_def.paths(), actual_leaves, expected_leaves):
         np.testing.assert_allclose(np.asarray(a, dtype=np.float64), np.asarray(e, dtype=np.float64), rtol=rtol,
                                    atol=atol, err_msg=f"{what} at {path}")
+
+
+def tree_jacobian_by_differences(f, args, k=0, eps=STEP):
+    """The Jacobian of ``f`` (returning an array, or a pytree of arrays and floats) with respect to
+    argument ``k`` (an array or a pytree) in JAX's structure: the output's structure outside,
+    the argument's inside, each block of shape ``output leaf shape + argument leaf shape``."""
+    from adcompile import tree
+
+    leaves, treedef = tree.flatten(args[k])
+    out_leaves, out_def = tree.flatten(f(*args))
+
+    def with_leaf(j, value):
+        changed = list(leaves)
+        changed[j] = value
+        return [treedef.unflatten(changed) if m == k else a for m, a in enumerate(args)]
+
+    def block(o, j):
+        return jacobian_by_differences(lambda x: tree.leaves(f(*with_leaf(j, x)))[o], [leaves[j]], 0, eps)
+    return out_def.unflatten([treedef.unflatten([block(o, j) for j in range(len(leaves))])
+                              for o in range(len(out_leaves))])

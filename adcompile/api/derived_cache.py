@@ -19,7 +19,7 @@ import weakref
 from ..frontend.external_reads import still_hold
 from .specialised import Specialised
 from .compiled import as_compiled
-from .derived import DerivedFunction
+from .derived_function import DerivedFunction  # (its kinds: derived_kinds.py, which api/derived.py imports)
 
 _MISSING = object()
 _lock = threading.Lock()

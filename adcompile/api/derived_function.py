@@ -47,6 +47,7 @@ class DerivedFunction(Specialised):
     returns_primal = False
     kind = None  # each subclass's: the name DerivedFunction(base, kind, ...) makes it by
     needs_wrt = False  # a gradient: no argument to differentiate is an error
+    returns_gradients = False  # its results include one gradient per differentiated argument
     _kinds = {}
 
     def __init_subclass__(cls, **options):
@@ -137,6 +138,11 @@ class DerivedFunction(Specialised):
 
     def signature(self, args):
         return signature_of(args, self.base.name)
+
+    def results_tree(self, base, grads):
+        """The structure of this transform's results (``result_trees.py``) given its base's,
+        ``base``, and that of its gradients, ``grads`` (None unless ``returns_gradients``)."""
+        raise NotImplementedError
 
     def split(self, sig, result):
         """(values, derivatives) of a raw result tuple, shaped as the user expects."""

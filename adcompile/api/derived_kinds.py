@@ -10,13 +10,21 @@ from ..transforms.matrix_ir import matrix_ir
 from ..transforms.reverse import reverse
 from .aux_outputs import (aux_structure, finish_matrix_with_aux, finish_with_aux, loss_function, matrix_with_aux,
                           with_aux_results)
+from ..tree.structure import LEAF
 from .derived_function import DerivedFunction
+from .assembled_matrices import MatrixLayout, assembled_jacobian
+from .result_trees import results_tree, root_results_tree, tuple_tree
 
 MATRIX_KINDS = ("hessian", "jacobian")  # derived functions returning one matrix
 
 
 class ReverseMode(DerivedFunction):
     """vjp, and the gradients: reverse mode of the base (of its loss only, with ``has_aux``)."""
+
+    returns_gradients = True
+
+    def results_tree(self, base, grads):
+        return tuple_tree([base, grads])  # the outputs, then the gradients
 
     def derived_ir(self, sig, wrt):
         if self.has_aux:
@@ -55,6 +63,9 @@ class Gradient(ReverseMode):
     def check_output(self, base_ir):
         self.check_scalar_output(base_ir)
 
+    def results_tree(self, base, grads):
+        return grads
+
     def split(self, sig, result):
         n_wrt = len(self.resolved_wrt(sig))
         grads = tuple(result[len(result) - n_wrt:])
@@ -89,6 +100,9 @@ class ValueAndGradient(Gradient):
     def split(self, sig, result):
         return DerivedFunction.split(self, sig, result)
 
+    def results_tree(self, base, grads):
+        return tuple_tree([base, grads])
+
     def finish_plain(self, sig, restore, n_wrt):
         single_value = not self.base.ir(sig).returns_tuple
 
@@ -109,6 +123,9 @@ class JacobianVectorProduct(DerivedFunction):
 
     kind = "jvp"
 
+    def results_tree(self, base, grads):
+        return base if self.tangents_only else tuple_tree([base, base])  # (outputs,) then their tangents
+
     def derived_ir(self, sig, wrt):
         base_ir = self.base.ir(sig)
         derived = forward(base_ir, wrt, Namer())
@@ -127,6 +144,13 @@ class Matrix(DerivedFunction):
         if self.wrt is None or self.wrt_is_tuple:
             raise CallError(f"{kind}: wrt must be a single argument")
         self.describe(self.param_names[self.wrt[0]])
+
+    def results_tree(self, base, grads):
+        if not base.is_leaf:
+            raise CallError(f"{self.name}: the {self.kind} of a function returning a tuple, list or dict is "
+                            "assembled from one derivative per entry, so it is not a function to differentiate "
+                            "again; differentiate a function returning one array")
+        return base
 
     def derived_ir(self, sig, wrt):
         if self.has_aux:
@@ -192,10 +216,41 @@ class Jacobian(Matrix):
         by_rows = self.mode == "rev"
         self.derived = DerivedFunction(base, "vjp" if by_rows else "jvp", index, tangents_only=not by_rows)
 
+    def plan(self, sig):
+        """The plan of ``Specialised.plan``; where the base returns a tuple, list or dict of arrays,
+        the Jacobian's blocks assembled in its structure (``assembled_matrices.py``)."""
+        if self.has_aux or not self.assembled(self.base.ir(sig)):
+            return super().plan(sig)
+        plan = self._plans.get(sig)
+        if plan is None:
+            layout = MatrixLayout(self.base, (self.wrt[0],), lambda blocks: blocks[0], self.outputs_tree(sig),
+                                  self.mode)
+            plan = self._plans[sig] = (lambda *args: assembled_jacobian(layout, args), (), lambda result: result)
+        self._last_signature = sig
+        return plan
+
+    @staticmethod
+    def assembled(base_ir):
+        """Whether the Jacobian of a base with IR ``base_ir`` is a pytree of blocks: a base returning
+        several arrays, or a dict or list of one."""
+        return len(base_ir.results) != 1 or getattr(base_ir, "result_structure", None) is not None
+
+    def outputs_tree(self, sig):
+        """The structure of the base's results for ``sig``."""
+        root = self.base
+        while isinstance(root, DerivedFunction):
+            root = root.base
+        return results_tree(self.base, root_results_tree(root.primal_ir(sig)), lambda level: level.resolved_wrt(sig),
+                            lambda k: LEAF)
+
     def matrix_ir(self, sig, index):
         base_ir = self.base.ir(sig)
-        if len(base_ir.results) != 1:
-            raise CallError(f"{self.name}: the function must return one array or scalar, not a tuple")
+        if self.assembled(base_ir):
+            raise CallError(f"{self.name}: {self.base.name} returns several arrays, so its Jacobian is a tuple or "
+                            "dict of blocks in the output's structure, assembled from one derivative per row when it "
+                            "is called, not one generated function: it cannot be differentiated again, called inside "
+                            "compiled code or shown by adcompile.source; call it from Python, or inspect the code of "
+                            "a row: out, pullback = adcompile.vjp(f, ...); adcompile.source(pullback)")
         # rows need a backward sweep each; where reverse mode does not take the IR, columns are cheaper
         mode = "rev" if self.mode == "rev" and reverse_applies(self.base, sig) else "fwd"
         if mode == "rev":

@@ -3,8 +3,10 @@ them: shared by the function forms (``jvp``, ``hvp``, ``vjp``) of plain and flat
 import numpy as np
 
 from ..errors import CallError
+from ..frontend.values import is_flat_tuple
 from ..ir.types import type_of_value
 from ..tree import flatten as tree_flatten
+from ..tree.structure import leaves_in
 
 
 def tangent_like(t, x, name):
@@ -30,12 +32,14 @@ def unit_tensors(shape, dtype):
         yield e.reshape(shape) if shape else 1.0
 
 
-def outputs_and_tangents(compiled, sig, result):
+def outputs_and_tangents(compiled, sig, result, structure=None):
     """``(out, tangent)`` of jvp from the code's ``*outs, *touts``: each as ``compiled`` returns
-    its result (one value, a tuple, or a list or dict rebuilt from its leaves)."""
+    its result (one value, a tuple, or a list or dict rebuilt from its leaves), or in
+    ``structure``, the TreeDef of the user's results where the call was flattened."""
     n_out = len(result) // 2
     outs, touts = tuple(result[:n_out]), tuple(result[n_out:])
-    structure = getattr(compiled.primal_ir(sig), "result_structure", None)
+    if structure is None:
+        structure = getattr(compiled.primal_ir(sig), "result_structure", None)
     if structure is not None:
         return structure.unflatten(outs), structure.unflatten(touts)
     if compiled.user_returns_tuple(sig):
@@ -43,15 +47,18 @@ def outputs_and_tangents(compiled, sig, result):
     return outs[0], touts[0]
 
 
-def cotangent_leaves(base_ir, cotangents):
+def cotangent_leaves(base_ir, cotangents, structure=None):
     """The cotangents of the code's flat results from the user's: one per output, or (for a
-    function returning a tuple, list or dict) one pytree of the output's structure."""
-    structure = getattr(base_ir, "result_structure", None)
-    if structure is not None:
+    function returning a tuple, list or dict) one pytree of the output's structure, which is
+    ``structure`` where given (a flattened call's: a gradient's is its argument's)."""
+    if structure is None:
+        structure = getattr(base_ir, "result_structure", None)
+    if structure is not None and not structure.is_leaf and not is_flat_tuple(structure):
         given = cotangents[0] if len(cotangents) == 1 else cotangents
-        leaves, treedef = tree_flatten(given)
-        if treedef != structure:
-            raise CallError(f"vjp: the cotangent must have the structure of the output, {structure}, not {treedef}")
+        leaves = leaves_in(structure, given)
+        if leaves is None:
+            raise CallError(f"vjp: the cotangent must have the structure of the output, {structure}, not "
+                            f"{tree_flatten(given)[1]}")
         cotangents = tuple(leaves)
     elif len(cotangents) == 1 and isinstance(cotangents[0], tuple):
         cotangents = cotangents[0]

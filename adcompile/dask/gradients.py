@@ -18,7 +18,7 @@ from ..errors import CallError
 from ..modules.module import Module
 from ..module_compiler.calling import module_backend
 from ..module_compiler.flat_functions import flat_arguments, flat_function, trainable_positions
-from ..module_compiler.gradients import flat_wrt, regroup, user_wrt
+from ..module_compiler.chains import flat_wrt, regroup, user_wrt
 from .blocks import is_dask_array, stand_in
 from .kernel import build_kernel
 from .reduction import check_reduce

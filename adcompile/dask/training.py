@@ -198,7 +198,7 @@ class _Synchronous:
         derived = flat.derived("value_and_grad", tuple(index for index, *_ in entries))
         self.kernel = build_kernel(derived, flat_arguments([self.shadow, stand_in(X), stand_in(y)]), pyfunc.__name__)
         self.model, self.optimizer, self.blocks = model, optimizer, blocks
-        self.trained = [param for _, _, param, _ in entries]
+        self.trained = [param for _, param, _ in entries]
         self.clipping = clipping
         self.futures = []
 

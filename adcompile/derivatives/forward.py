@@ -50,11 +50,11 @@ def jvp(f, primals, tangents):
     """
     compiled = compiled_function(f)
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "jvp")
-    base, args, positions = flat_base(compiled, primals)  # Modules, pytrees: their leaves
-    wrt, extra = flat_tangents("jvp", primals, tangents, positions, compiled.param_names)
-    derived = derived_function(base, "jvp", wrt)
-    result = derived.call_with_extra(args, extra)
-    return outputs_and_tangents(base, derived.call_signature(args), result)
+    call = flat_base(compiled, primals)  # Modules, pytrees: their leaves
+    wrt, extra = flat_tangents("jvp", primals, tangents, call.positions, compiled.param_names)
+    derived = derived_function(call.function, "jvp", wrt)
+    result = derived.call_with_extra(call.args, extra)
+    return outputs_and_tangents(call.function, derived.call_signature(call.args), result, call.results_tree())
 
 
 @api_boundary
@@ -77,11 +77,12 @@ def hvp(f, primals, tangents):
     if quick is not None:
         return quick
     primals, tangents = _bind_primals(compiled, _as_tuple(primals), _as_tuple(tangents), "hvp")
-    base, args, positions = flat_base(compiled, primals)  # Modules, pytrees: their leaves
+    call = flat_base(compiled, primals)  # Modules, pytrees: their leaves
+    positions = call.positions
     wrt, extra = flat_tangents("hvp", primals, tangents, positions, compiled.param_names)
     # the tangents of the gradient, without the gradient itself
-    product = derived_function(derived_function(base, "grad", wrt), "jvp", wrt, tangents_only=True)
-    result = product.call_with_extra(args, extra)
+    product = derived_function(derived_function(call.function, "grad", wrt), "jvp", wrt, tangents_only=True)
+    result = product.call_with_extra(call.args, extra)
     if positions is None:
         compiled.__dict__.setdefault("_hvp_products", {})[wrt] = product
     return tangents_by_argument(primals, tangents, positions, result if isinstance(result, tuple) else (result,))
@@ -105,12 +106,14 @@ def _quick_hvp(compiled, primals, tangents):
 
 def hessian(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):
     """A function computing the Hessian of scalar ``f`` with respect to argument ``wrt``
-    (``argnums=``, JAX's name, also), shape ``x.shape + x.shape`` (for a dict of arrays, as in
-    JAX, a dict of dicts: ``H["a"]["b"]`` of shape ``a.shape + b.shape``) (forward over reverse: one jvp of the gradient with all unit
-    tangents at once, or a generated loop with one jvp per column where the jvp cannot be
-    batched). It takes ``f``'s arguments as ``f`` does (keywords, defaults) and is
-    a derived function like ``grad(f)``: ``adcompile.source`` shows it, compiled code can call
-    it, and every transform applies to it (``jacobian(hessian(f))`` is the third derivative).
+    (``argnums=``, JAX's name, also), shape ``x.shape + x.shape`` (forward over reverse: one jvp
+    of the gradient with all unit tangents at once, or a generated loop with one jvp per column
+    where the jvp cannot be batched). It takes ``f``'s arguments as ``f`` does (keywords,
+    defaults) and is a derived function like ``grad(f)``: ``adcompile.source`` shows it,
+    compiled code can call it, and every transform applies to it (``jacobian(hessian(f))`` is
+    the third derivative). With respect to a dict of arrays it is, as JAX's, a dict of dicts,
+    ``H["a"]["b"]`` of shape ``a.shape + b.shape`` (a tuple of tuples for a tuple), assembled
+    from one jvp of the gradient per column: called from Python, not differentiated again.
     With ``has_aux=True`` (as JAX's), ``f`` returns ``(value, aux)``: the result is ``(H, aux)``.
 
     >>> import numpy as np, adcompile
@@ -120,6 +123,9 @@ def hessian(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):
     >>> adcompile.hessian(f)(np.array([1.0, 3.0]))
     array([[6., 2.],
            [2., 0.]])
+    >>> H = adcompile.hessian(lambda p: p["a"] ** 2 * p["b"])({"a": 1.0, "b": 3.0})
+    >>> float(H["a"]["a"]), float(H["a"]["b"]), float(H["b"]["b"])  # a dict of dicts, as JAX's
+    (6.0, 2.0, 0.0)
     """
     wrt = wrt_or_argnums("hessian", wrt, argnums)
     return DerivedFunction(f, "hessian", _single_wrt(f, wrt, "hessian"), has_aux=has_aux)
@@ -127,14 +133,18 @@ def hessian(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):
 
 def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None, has_aux=False):
     """A function computing the Jacobian of ``f`` (array-valued) with respect to argument
-    ``wrt`` (``argnums=``, JAX's name, also), shape ``out.shape + x.shape`` (for a dict of
-    arrays, a dict of such arrays). ``jacrev(f)`` and ``jacfwd(f)`` are its two modes. ``mode`` is "rev" (a generated loop with one vjp
-    per output element) or "fwd" (one jvp with all unit tangents at once, or a loop of one jvp
-    per input element where it cannot be batched; "rev" of a derived function that reverse
-    mode does not take is computed this way too). It takes ``f``'s arguments as ``f``
-    does (keywords, defaults) and is a derived function like ``grad(f)``: it can be inspected,
-    called in compiled code and differentiated again. With ``has_aux=True`` (as JAX's), ``f``
-    returns ``(out, aux)``, aux any value or pytree carried along: the result is ``(J, aux)``.
+    ``wrt`` (``argnums=``, JAX's name, also), shape ``out.shape + x.shape``. ``jacrev(f)`` and
+    ``jacfwd(f)`` are its two modes. ``mode`` is "rev" (a generated loop with one vjp per output
+    element) or "fwd" (one jvp with all unit tangents at once, or a loop of one jvp per input
+    element where it cannot be batched; "rev" of a derived function that reverse mode does not
+    take is computed this way too). It takes ``f``'s arguments as ``f`` does (keywords,
+    defaults) and is a derived function like ``grad(f)``: it can be inspected, called in
+    compiled code and differentiated again. With ``has_aux=True`` (as JAX's), ``f`` returns
+    ``(out, aux)``, aux any value or pytree carried along: the result is ``(J, aux)``. As JAX's,
+    with respect to a dict of arrays it is a dict of such arrays, and for ``f`` returning a dict
+    or tuple of arrays it has the output's structure (``J["y"]["W"]`` of shape
+    ``y.shape + W.shape``); those are assembled from one vjp per row (or jvp per column) when
+    called, so they are not differentiated again.
 
     >>> import numpy as np, adcompile
     >>> @adcompile.compile(backend="python")
@@ -146,6 +156,13 @@ def jacobian(f, wrt=DEFAULT_WRT, mode="rev", *, argnums=None, has_aux=False):
            [0., 6.]])
     >>> adcompile.jacobian(f, mode="fwd")(np.array([2.0, 3.0])).shape
     (3, 2)
+    >>> @adcompile.compile(backend="python")
+    ... def parts(x):
+    ...     return {"product": x[0] * x[1], "squares": x ** 2}
+    >>> jac = adcompile.jacobian(parts)(np.array([2.0, 3.0]))  # the output's structure
+    >>> jac["product"], jac["squares"]
+    (array([3., 2.]), array([[4., 0.],
+           [0., 6.]]))
     """
     if mode not in ("rev", "fwd"):
         raise CallError("jacobian: mode must be 'rev' or 'fwd'")

@@ -2,7 +2,7 @@
 compiled training step, where ``params`` is a dict of arrays.
 
 Inside compiled code a pytree is a compile-time ``TupleValue``/``TreeValue`` whose leaves are IR
-atoms. The call is made as a call from Python makes it (``module_compiler/gradients.py``): the
+atoms. The call is made as a call from Python makes it (``module_compiler/chains.py``): the
 arguments are flattened to their leaves (the structure becomes a ``TreeSlot``), the same
 transforms are taken of the flat function, its code is inlined on the leaves, and gradients with
 respect to a pytree are rebuilt in its structure -- here as a compile-time tree of atoms, so that
@@ -11,7 +11,8 @@ respect to a pytree are rebuilt in its structure -- here as a compile-time tree 
 from ..api.aux_outputs import aux_structure, finish_matrix_with_aux, finish_with_aux
 from ..errors import CallError
 from ..frontend.values import NoneValue, TreeValue, TupleValue
-from ..module_compiler.gradients import flat_chain, regroup_result
+from ..module_compiler.chains import flat_chain
+from ..module_compiler.gradients import regroup_result
 from ..module_compiler.flat_functions import trainable_positions
 from ..module_compiler.tree_slots import TreeSlot
 from ..tree import flatten

@@ -16,6 +16,7 @@ from ..api.derived_cache import compiled_function, derived_function
 from ..module_compiler.function_forms import flat_base, vjp_wrt
 from ..transforms.pullback_split import split_pullback
 from ..transforms.arguments import written_arguments
+from ..tree import leaves as tree_leaves
 
 
 class PullbackHalf(Specialised):
@@ -74,10 +75,11 @@ class Pullback:
     argument of ``f`` (None for the arguments not differentiated). ``derived`` is the vjp
     function, whose code ``adcompile.source`` shows."""
 
-    def __init__(self, derived, args, finish=None):
+    def __init__(self, derived, args, finish=None, outputs=None):
         self.derived = derived
         self.args = args
         self.finish = finish  # the gradients in the user's terms (a Module's a dict), from the flat ones
+        self.outputs = outputs  # the structure of the user's output over the flat outputs (a flattened call)
         self.sig = derived.signature(args)
         base = derived.base
         self.base_ir = base.ir(self.sig)
@@ -94,18 +96,21 @@ class Pullback:
         if self.split is None:  # like every derived function, leave the caller's arrays as they were
             written = set(written_arguments(self.derived.primal_ir(self.sig)))
             params = self.derived.primal_ir(self.sig).params
-            return self.derived.base(*(arg.copy() if param in written else arg
-                                       for arg, param in zip(self.args, params)))
+            out = self.derived.base(*(arg.copy() if param in written else arg
+                                      for arg, param in zip(self.args, params)))
+            return out if self.outputs is None else self.outputs.unflatten(tree_leaves(out))
         result = self.forward_half.run(self.args)
         n_out = self.split.n_outputs
         outputs, self.residuals = result[:n_out], tuple(result[n_out:])
         outputs = tuple(out.copy() if any(out is r for r in self.residuals) else out for out in outputs)
+        if self.outputs is not None:
+            return self.outputs.unflatten(outputs)
         raw = outputs if self.base_ir.returns_tuple else outputs[0]
         return self.derived.base.finisher(self.sig, self.base_ir)(raw)
 
     @api_boundary
     def __call__(self, *cotangents):
-        cotangents = cotangent_leaves(self.base_ir, cotangents)
+        cotangents = cotangent_leaves(self.base_ir, cotangents, self.outputs)
         if self.split is None:
             grads = self.derived.call_with_extra(self.args, cotangents)[len(cotangents):]
         else:
@@ -146,11 +151,11 @@ def vjp(f, *args, wrt=None, **kwargs):
     """
     compiled = compiled_function(f)
     user_args = compiled.call_arguments(args, kwargs)  # keywords and defaults bound as a call binds them
-    base, args, positions = flat_base(compiled, user_args)  # Modules, pytrees: their leaves
-    flat_wrt, finish = vjp_wrt(compiled, user_args, positions, wrt)
-    derived = derived_function(base, "vjp", flat_wrt)
-    derived._last_signature = derived.signature(args)
-    pullback = Pullback(derived, args, finish)
+    call = flat_base(compiled, user_args)  # Modules, pytrees: their leaves
+    flat_wrt, finish = vjp_wrt(compiled, user_args, call.positions, wrt)
+    derived = derived_function(call.function, "vjp", flat_wrt)
+    derived._last_signature = derived.signature(call.args)
+    pullback = Pullback(derived, call.args, finish, call.results_tree())
     return pullback.run_forward(), pullback
 
 

@@ -14,13 +14,16 @@ pytree's TreeDef; one flat function is compiled per key (``flat_functions.py``).
 translates a Module's attribute reads, ``tree_slots.py`` a pytree's item reads.
 
 A derived function called with such arguments is the same chain of transforms of the flat
-function (``gradients.flat_chain``); its gradients are rebuilt per argument (``regroup``): a
+function (``chains.flat_chain``), each transform with respect to a pytree or Module taken with
+respect to all its leaves; its gradients are rebuilt per argument (``chains.regroup``): a
 Module's as a dict keyed like ``named_parameters()`` (parameters with ``requires_grad`` only),
-a pytree's in its structure. Calls with pytrees reuse their structure's plan (``tree_plans``).
-The function forms ``jvp``, ``hvp``, ``vjp`` flatten through ``function_forms.flat_base``,
-Hessians and Jacobians with respect to a Module or pytree are assembled in ``matrices``,
-``vmap`` with pytrees in ``mapped``, and derivatives called inside compiled code with pytree
-arguments in ``derivatives/nested_trees.py``.
+a pytree's in its structure; and the results of a derivative of a gradient (``jvp(grad(f))``,
+``vjp(grad(f))``) in the structure ``chains.results_tree_of_call`` gives. Calls with pytrees
+reuse their structure's plan (``tree_plans``). The function forms ``jvp``, ``hvp``, ``vjp``
+flatten through ``function_forms.flat_base``, Hessians and Jacobians with respect to a Module
+or pytree, or of a function returning one, are assembled in JAX's structure (``matrices``,
+``api/assembled_matrices.py``), ``vmap`` with pytrees in ``mapped``, and derivatives called
+inside compiled code with pytree arguments in ``derivatives/nested_trees.py``.
 
 Below this package, ``model(x)`` (``modules/module.py``), every call of a compiled or derived
 function (``api/specialised.py``) and ``adcompile.source`` with example arguments reach it
@@ -34,7 +37,7 @@ update it as ``model(x)`` does.
 The modules, in the order a call meets them: ``tree_keys`` (what compiled code depends on),
 ``tree_slots`` and ``values`` (pytree and Module arguments in the translated code),
 ``flat_functions`` (the flat function and its cache), ``calling`` (``model(x)``), ``tree_plans``,
-``gradients``, ``function_forms``, ``matrices`` and ``mapped``.
+``chains``, ``matrices``, ``gradients``, ``function_forms`` and ``mapped``.
 """
 from ..api.specialised import signature_of
 from ..modules.dispatch import ModuleCompiler, register_module_compiler

@@ -47,7 +47,7 @@ class FlatFunction(Specialised):
             else:
                 start = len(self.param_names)
                 self.buffer_positions |= {start + k for k in slot.buffer_indices}
-                self.param_names += slot.leaf_names
+                self.param_names += slot.names(name)
         self._ir = {}
         self.result_structure = None  # the nested tuple the function returns flat, if it does
 

@@ -2,15 +2,19 @@
 once, the transform taken of the function of the leaves, the results put back in the user's terms.
 
 ``flat_base(f, args)`` is the one flattening: for a call whose arguments are arrays and numbers it
-is ``(f, args, None)`` (nothing to do); where an argument is a Module, a pytree, or static
+is ``f`` and ``args`` (nothing to do); where an argument is a Module, a pytree, or static
 (``compile(f, static_argnums=...)``), it is the flat function of ``f`` (for a derived ``f``, the
-same transforms of it, ``gradients.flat_chain``), the flat arguments and the arguments'
-``positions`` (``flat_functions.trainable_positions``). Tangents come in per argument --
-a pytree's with its structure, a Module's as a dict keyed like ``named_parameters()`` (a missing
-key: that parameter is not differentiated) -- and are flattened the same way (``flat_tangents``);
-gradients are rebuilt from ``positions`` (``gradients.regroup``).
+same transforms of it, ``chains.flat_chain``: ``jvp(grad(loss), ...)`` with a dict ``params``
+transforms the gradient with respect to its leaves), the flat arguments and the arguments'
+``positions`` (``flat_functions.trainable_positions``); its ``results_tree()`` regroups outputs
+(a gradient's in the argument's structure) and flattens cotangents given in that structure.
+Tangents come in per argument -- a pytree's with its structure, a Module's as a dict keyed like
+``named_parameters()`` (a missing key: that parameter is not differentiated) -- and are
+flattened the same way (``flat_tangents``); gradients are rebuilt from ``positions``
+(``chains.regroup``).
 """
 from collections import OrderedDict
+from typing import NamedTuple, Optional
 
 from ..api.derived import DerivedFunction
 from ..api.directions import tangent_like
@@ -19,27 +23,45 @@ from ..modules.module import Module, needs_flat_function
 from ..tree import flatten as tree_flatten
 from ..tree.structure import path_text
 from .flat_functions import TreeEntry, flat_arguments, flat_function, trainable_positions
-from .gradients import composition_error, flat_chain, flat_wrt, regroup, static_wrt_error, user_wrt
+from .chains import flat_chain, flat_wrt, regroup, results_tree_of_call, static_wrt_error, user_wrt
 from .tree_slots import mark_static
 
 
+class FlatCall(NamedTuple):
+    """A call that a function form transforms: ``function`` (``f``, or the flat chain of ``f`` where
+    the arguments are flattened), its ``args`` (the flat arguments), the arguments' ``positions``
+    among them (None: not flattened) and the user's arguments, ``marked`` (static ones marked)."""
+
+    function: object
+    args: tuple
+    positions: Optional[list]
+    user: object = None
+    marked: tuple = ()
+
+    def results_tree(self):
+        """The structure of the user's function's results over ``function``'s flat results (None
+        for an unflattened call, whose results the code's own structure describes)."""
+        if self.positions is None:
+            return None
+        return results_tree_of_call(self.user, self.marked, self.positions, self.function, self.args)
+
+
 def flat_base(f, args):
-    """(the function whose transform a function form takes, its arguments, the arguments'
-    positions among them or None where the call needs no flattening)."""
+    """The FlatCall of ``f`` called with ``args``: for arrays and numbers ``f`` itself (nothing to
+    flatten); where an argument is a Module, a pytree or static, the flat chain of ``f``."""
     root = f
     while getattr(root, "base", None) is not None:
         root = root.base
     if not (root.static_positions or needs_flat_function(args)):
-        return f, tuple(args), None
+        return FlatCall(f, tuple(args), None)
     f.check_arity(args)
     marked = mark_static(root, args)
     positions = trainable_positions(marked)
     if f is root:
-        return flat_function(root.pyfunc, marked, root.backend), tuple(flat_arguments(marked)), positions
-    flat, grouped = flat_chain(f, marked, positions)
-    if grouped is not None:  # its results are dicts: not one array per result to take a transform of
-        raise composition_error(f, next(k for k in grouped if isinstance(positions[k], list)))
-    return flat, tuple(flat_arguments(marked)), positions
+        flat = flat_function(root.pyfunc, marked, root.backend)
+    else:
+        flat, _ = flat_chain(f, marked, positions)  # a gradient's results: one array per leaf
+    return FlatCall(flat, tuple(flat_arguments(marked)), positions, f, tuple(marked))
 
 
 def flat_tangents(what, primals, tangents, positions, names):

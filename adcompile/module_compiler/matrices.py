@@ -1,96 +1,39 @@
-"""Jacobians and Hessians with respect to a Module argument: dicts keyed like ``named_parameters()``
-(dicts of dicts for the Hessian), assembled column by column from flat derived functions; with
-respect to a pytree argument, the same in the argument's structure (JAX's layout: the Jacobian
-has the argument's structure, the Hessian that structure with each leaf holding it again)."""
-from collections import OrderedDict
+"""Jacobians and Hessians of calls with Module or pytree arguments, in JAX's structure.
 
-import numpy as np
-
-from ..api.compiled import as_compiled, CompiledFunction
-from ..api.directions import unit_tensors
+``jacobian(f, wrt=k)`` where argument ``k`` is a dict (a Module, a tuple ...), or where ``f``
+(a compiled function, or a derivative such as ``grad(loss)``) returns a dict or a tuple, is a
+pytree of blocks: outer structure ``f``'s result's, inner structure the argument's (a Module's a
+dict keyed like ``named_parameters()``). ``hessian(f, wrt=k)`` is the Jacobian of
+``grad(f, wrt=k)`` by columns (forward over reverse): for a dict argument, a dict of dicts.
+``matrix_layout`` says what such a matrix is assembled in (``api/assembled_matrices.py``); a
+matrix of one array with respect to one array is one generated function of the flat chain.
+"""
+from ..api.assembled_matrices import MatrixLayout
+from ..api.derived import DerivedFunction
 from ..errors import CallError
-from .flat_functions import TreeEntry, flat_arguments, flat_function, trainable_positions
+from .chains import flat_chain, flat_wrt, regroup, results_tree_of_call, static_wrt_error
+from .flat_functions import flat_arguments
 
 
-def plain_compiled(f, what):
-    compiled = as_compiled(f)
-    if not isinstance(compiled, CompiledFunction):
-        raise CallError(f"{what} with Module arguments takes a plain or compiled Python function, not "
-                        f"{compiled!r}; with respect to a Module, take {what} of the function itself "
-                        "(adcompile.hessian(f, wrt=k) is the second derivative)")
-    return compiled
-
-def matrix_of_tree(fn, args):
-    """A Hessian or Jacobian (``fn``) with respect to a Module or pytree argument: dicts keyed like
-    ``named_parameters()``, or the argument's structure."""
+def matrix_layout(fn, args, positions):
+    """The MatrixLayout of the Hessian or Jacobian ``fn`` called with ``args`` (``positions``
+    theirs), or None where one generated function computes it (an array output, an array
+    argument)."""
+    k = fn.wrt[0]
+    entry = positions[k]
+    if entry is None:
+        raise static_wrt_error(fn.name, k)
+    tree_argument = isinstance(entry, list)
     if fn.has_aux:
-        raise CallError(f"{fn.name}: has_aux=True with respect to a Module, tuple, list or dict argument "
-                        "is not supported; return the aux from another call")
-    if fn.kind == "hessian":
-        return hessian_of_tree(fn.base, fn.wrt[0], args)
-    return jacobian_of_tree(fn.base, fn.wrt[0], fn.mode, args)
-
-
-def _leaves_of(args, index, what):
-    """[(flat index, name)] of the trainable parameters of the Module argument ``index``."""
-    entries = trainable_positions(args)[index]
-    if not entries:
-        raise CallError(f"{what}: the Module argument {index} has no parameter with requires_grad=True")
-    return entries
-
-
-def jacobian_of_tree(f, index, mode, args):
-    """The Jacobian of ``f`` with respect to the Module argument ``index``: a dict keyed like
-    ``named_parameters()`` of arrays of shape ``out.shape + parameter.shape`` (as JAX's
-    jacobian of a dict of parameters, and torch.func.jacrev)."""
-    compiled = plain_compiled(f, "jacobian")
-    leaves = _leaves_of(args, index, "jacobian")
-    flat = flat_function(compiled.pyfunc, args, compiled.backend)
-    flat_args = flat_arguments(args)
-    out = flat.run(flat_args)
-    if isinstance(out, tuple):
-        raise CallError("jacobian: the function must return one array or scalar")
-    out_shape = np.shape(out)
-    shapes = [np.shape(flat_args[k]) for k, _ in leaves]
-    result = OrderedDict()
-    if mode == "rev":
-        derived = flat.chain((("vjp", tuple(k for k, _ in leaves), False),))
-        dtype = np.result_type(out, *(flat_args[k] for k, _ in leaves))
-        rows = [derived.call_with_extra(flat_args, (e,))[-len(leaves):] for e in unit_tensors(out_shape, dtype)]
-        for j, ((_, name), shape) in enumerate(zip(leaves, shapes)):
-            stacked = np.stack([np.reshape(row[j], -1) for row in rows]) if rows else np.zeros((0, int(np.prod(shape))))
-            result[name] = stacked.reshape(out_shape + shape)
-    else:
-        for (k, name), shape in zip(leaves, shapes):
-            derived = flat.chain((("jvp", (k,), True),))
-            dtype = np.result_type(out, flat_args[k])
-            columns = [np.reshape(derived.call_with_extra(flat_args, (e,))[-1], -1)
-                       for e in unit_tensors(shape, dtype)]
-            matrix = np.stack(columns, axis=1) if columns else np.zeros((int(np.prod(out_shape)), 0))
-            result[name] = matrix.reshape(out_shape + shape)
-    if isinstance(leaves, TreeEntry):
-        return leaves.rebuild(list(result.values()))
-    return result
-
-
-def hessian_of_tree(f, index, args):
-    """The Hessian of scalar ``f`` with respect to the Module argument ``index``: a dict of dicts,
-    ``H[a][b]`` of shape ``a.shape + b.shape`` for parameter names a, b (as JAX's hessian of a dict
-    of parameters, and torch.func.hessian). One forward-over-reverse column per parameter entry."""
-    compiled = plain_compiled(f, "hessian")
-    leaves = _leaves_of(args, index, "hessian")
-    flat = flat_function(compiled.pyfunc, args, compiled.backend)
-    flat_args = flat_arguments(args)
-    indices = tuple(k for k, _ in leaves)
-    result = OrderedDict((name, OrderedDict()) for _, name in leaves)
-    for k, a in leaves:
-        column = flat.chain((("grad", indices, False), ("jvp", (k,), True)))
-        shape = np.shape(flat_args[k])
-        columns = [column.call_with_extra(flat_args, (e,)) for e in unit_tensors(shape, flat_args[k].dtype)]
-        for j, (m, b) in enumerate(leaves):
-            other = np.shape(flat_args[m])
-            stacked = np.stack([np.asarray(c[j] if isinstance(c, tuple) else c) for c in columns])
-            result[a][b] = stacked.reshape(shape + other)
-    if isinstance(leaves, TreeEntry):
-        return leaves.rebuild([leaves.rebuild(list(row.values())) for row in result.values()])
-    return result
+        if tree_argument:
+            raise CallError(f"{fn.name}: has_aux=True with respect to a Module, tuple, list or dict argument "
+                            "is not supported; return the aux from another call")
+        return None
+    function = DerivedFunction(fn.base, "grad", k) if fn.kind == "hessian" else fn.base
+    flat, _ = flat_chain(function, args, positions)
+    outputs = results_tree_of_call(function, args, positions, flat, flat_arguments(args))
+    if not tree_argument and outputs.is_leaf:
+        return None
+    mode = "fwd" if fn.kind == "hessian" else fn.mode
+    return MatrixLayout(flat, flat_wrt(positions, [k], fn.name), lambda blocks: regroup(positions, [k], blocks)[0],
+                        outputs, mode)

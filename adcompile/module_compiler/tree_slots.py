@@ -47,14 +47,14 @@ class TreeSlot:
 
     @property
     def size(self):
-        return self.treedef.num_leaves + sum(len(slot.leaf_names) - 1 for slot in self.modules.values())
+        return self.treedef.num_leaves + sum(len(slot.leaf_paths) - 1 for slot in self.modules.values())
 
     def names(self, arg_name):
         """The flat parameters' names: ``params_W1``, ``layers_0_b``, ``nets_encoder_fc1_weight``."""
         names = []
         for k, path in enumerate(self.treedef.paths()):
             name = path_name(arg_name, path)
-            names += [f"{name}_{leaf}" for leaf in self.modules[k].leaf_names] if k in self.modules else [name]
+            names += self.modules[k].names(name) if k in self.modules else [name]
         return names
 
     def buffer_offsets(self):
@@ -66,7 +66,7 @@ class TreeSlot:
                 start += 1
                 continue
             offsets += [start + j for j in slot.buffer_indices]
-            start += len(slot.leaf_names)
+            start += len(slot.leaf_paths)
         return offsets
 
     def frontend_value(self, leaf_vars, arg_name=""):

@@ -33,6 +33,7 @@ from ..ir.nodes import Var
 from ..modules.module import Module
 from ..modules.leaves import module_leaves
 from ..modules.parameter import Parameter
+from ..tree import path_name
 
 _MISSING = object()
 
@@ -207,14 +208,19 @@ def _classify(value):
 # ---------------------------------------------------------------- entry
 class ModuleSlot:
     """A Module passed as an argument of the function being compiled: ``leaves`` lists
-    (flat parameter name, holder object, array) per parameter and buffer, in order. The slot
+    (dotted name, holder object, array) per parameter and buffer, in order. The slot
     refers to the module weakly (compiled functions are cached; they must not keep a model
-    alive): ``leaf_names`` are kept, the holders are read from the module when needed."""
+    alive): the leaves' paths are kept, the holders are read from the module when needed."""
 
     def __init__(self, module, leaves):
         self._module = weakref.ref(module)
-        self.leaf_names = [name for name, _, _ in leaves]
+        self.leaf_paths = [tuple(name.split(".")) for name, _, _ in leaves]
         self.buffer_indices = [k for k, (_, holder, _) in enumerate(leaves) if not isinstance(holder, Parameter)]
+
+    def names(self, prefix):
+        """The leaves' identifiers: the argument's name (or path) and the leaf's path,
+        ``model_layers_0_weight`` for ``model.layers[0].weight``."""
+        return [path_name(prefix, path) for path in self.leaf_paths]
 
     @property
     def module(self):
@@ -245,7 +251,7 @@ def _translate(tr, slots, flat_types, name):
     for arg_name, slot in zip(names, slots):
         if isinstance(slot, ModuleSlot):
             leaves = {}
-            for leaf_name, holder, _ in slot.leaves:
+            for leaf_name, (_, holder, _) in zip(slot.names(arg_name), slot.leaves):
                 var = Var(tr.namer.fresh(leaf_name), next(types))
                 leaves[id(holder)] = var
                 params.append(var)

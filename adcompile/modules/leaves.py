@@ -1,20 +1,16 @@
-"""A module tree's arrays in order: its flat leaves and their identifiers.
+"""A module tree's arrays in order: its flat leaves, each with its dotted name.
 
 A function of a Module is compiled as a function of these arrays (``module_compiler/``), whose
-attribute reads ``module_values.py`` translates into the leaves' parameters.
+attribute reads ``module_compiler/values.py`` translates into the leaves' parameters. There,
+a leaf is named after the argument and its path (``model.layers.0.weight`` of the argument
+``model``: ``model_layers_0_weight``, ``adcompile.tree.path_name``).
 """
 
 
 def module_leaves(module):
-    """(flat name, holder, array) per parameter and buffer: a Parameter is its own holder,
+    """(dotted name, holder, array) per parameter and buffer: a Parameter is its own holder,
     a buffer array holds itself."""
-    leaves = [(flat_name(name), param, param.data) for name, param in module.named_parameters()]
-    leaves += [(flat_name(name), buffer, buffer) for name, buffer in module.named_buffers()]
+    leaves = [(name, param, param.data) for name, param in module.named_parameters()]
+    leaves += [(name, buffer, buffer) for name, buffer in module.named_buffers()]
     return leaves
 
-
-def flat_name(dotted):
-    """An identifier for a dotted parameter name: ``fc1.weight`` -> ``fc1_weight``, and the
-    numbered children of a Sequential ``0.weight`` -> ``layer0_weight``."""
-    parts = [("layer" + part) if part.isdigit() else part for part in dotted.split(".")]
-    return "_".join(parts)

@@ -18,7 +18,6 @@ from ..api.derived import DerivedFunction
 from ..errors import CallError
 from ..modules.module import Module
 from ..module_compiler import TreeStamp, flat_function, module_backend
-from ..modules.leaves import flat_name
 from ..optim.programs import UpdatePlan, compiled_program
 from .clipping import GradClipping
 from ..modules.step_counters import advance, step_counters
@@ -92,13 +91,13 @@ def backward(loss_fn, model, *args):
 
 # ------------------------------------------------------------------ compiled programs
 def _trainable_entries(model, optimizer):
-    """(flat index, flat name, Parameter, group index) of the parameters that are trained:
+    """(flat index, Parameter, group index) of the parameters that are trained:
     those with requires_grad that the optimizer holds."""
     groups = {id(p): k for k, group in enumerate(optimizer.param_groups) for p in group["params"]}
     entries = []
-    for index, (name, param) in enumerate(model.named_parameters()):
+    for index, (_, param) in enumerate(model.named_parameters()):
         if param.requires_grad and id(param) in groups:
-            entries.append((index, flat_name(name), param, groups[id(param)]))
+            entries.append((index, param, groups[id(param)]))
     if not entries:
         raise CallError("no parameter of the model is both trainable (requires_grad) and held by the optimizer")
     return entries
@@ -122,8 +121,11 @@ class _Program:
         flat = flat_function(pyfunc, [model] + [None] * len(batch_names), backend)
         leaves = flat.param_names[:len(flat.param_names) - len(batch_names)]
         loss_and_grads = flat.derived("value_and_grad", tuple(index for index, *_ in entries))
-        self.plan = UpdatePlan(optimizer, [(param, k) for _, _, param, k in entries],
-                               [name for _, name, _, _ in entries])
+        # the parameters' variables are the flat function's leaves (``model_fc1_weight``)
+        self.plan = UpdatePlan(optimizer, [(param, k) for _, param, k in entries],
+                               [leaves[index] for index, *_ in entries])
+        self.leaf_of = dict(zip([name for name, _ in model.named_parameters()]
+                                + [name for name, _ in model.named_buffers()], leaves))
         namespace = self.plan.namespace()
         namespace["loss_and_grads"] = loss_and_grads
         state = self.plan.state_arguments()
@@ -154,7 +156,7 @@ class _Program:
         lines = [f"{indent}loss, grads = {call}", f"{indent}{', '.join(grads)}, = grads"]
         lines += self.clipping.lines(grads, indent)
         lines += self.plan.update_lines(grads, indent=indent)
-        lines += [f"{indent}{flat_name(name)}[0] += 1" for name, _ in step_counters(model)]
+        lines += [f"{indent}{self.leaf_of[name]}[0] += 1" for name, _ in step_counters(model)]
         return lines
 
     def current(self, optimizer):

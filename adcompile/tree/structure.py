@@ -91,6 +91,33 @@ def _flatten(tree, leaves, is_leaf):
     return TreeDef(node, aux, [_flatten(child, leaves, is_leaf) for child in children])
 
 
+def leaves_in(treedef, tree):
+    """The leaves of ``tree`` in the order of the structure ``treedef``, or None where ``tree`` has
+    another structure. A mapping is read by ``treedef``'s keys, so a plain dict stands for an
+    OrderedDict with the same keys (a cotangent built from a gradient dict keyed like
+    ``named_parameters()``)."""
+    leaves = []
+    return leaves if _read_in(treedef, tree, leaves) else None
+
+
+def _read_in(treedef, tree, leaves):
+    node = node_type(tree)
+    if treedef.is_leaf:
+        leaves.append(tree)
+        return node is None
+    if issubclass(treedef.node.cls, dict) and isinstance(tree, dict):
+        keys = treedef.child_keys()
+        if set(keys) != set(tree) or len(keys) != len(tree):
+            return False
+        return all(_read_in(child, tree[key], leaves) for key, child in zip(keys, treedef.children))
+    if node is not treedef.node:
+        return False
+    children, aux = node.flatten(tree)
+    if aux != treedef.aux or len(children) != len(treedef.children):
+        return False
+    return all(_read_in(child, item, leaves) for child, item in zip(treedef.children, children))
+
+
 def unflatten(treedef, leaves):
     """The pytree of structure ``treedef`` holding ``leaves``."""
     if not isinstance(treedef, TreeDef):

@@ -10,7 +10,8 @@ import pytest
 import adcompile
 from adcompile import tree
 from adcompile.errors import AdCompileError, CallError
-from oracles import assert_trees_close, gradient_by_differences, tree_gradient_by_differences
+from oracles import (assert_trees_close, gradient_by_differences, tree_gradient_by_differences,
+                     tree_jacobian_by_differences)
 
 BACKENDS = ["python", "numba"]
 RNG = np.random.default_rng(7)
@@ -262,7 +263,12 @@ def test_a_module_takes_and_returns_dicts_and_a_dict_next_to_it_has_a_gradient()
     assert list(adcompile.grad(gate_loss)(gate, batch)) == ["lin.weight", "lin.bias"]
 
 
-def test_a_derivative_of_a_pytree_gradient_is_refused_with_the_alternatives():
+def test_a_derivative_of_a_pytree_gradient_is_in_jax_structure():
     loss = adcompile.compile(mlp_loss, backend="python")
-    with pytest.raises(CallError, match=r"tuple, list, dict\) argument 0 inside another derivative.*hessian"):
-        adcompile.jacobian(adcompile.grad(loss), wrt=1)(PARAMS, X, Y)
+    mixed = adcompile.jacobian(adcompile.grad(loss), wrt=1)(PARAMS, X, Y)  # d grad / d X, per entry of params
+    assert set(mixed) == set(PARAMS) and mixed["W1"].shape == (3, 4) + X.shape and mixed["b2"].shape == X.shape
+
+    def gradient(params, X, y):
+        return tree_gradient_by_differences(mlp_loss, (params, X, y), eps=1e-5)
+    assert_trees_close(mixed, tree_jacobian_by_differences(gradient, (PARAMS, X, Y), 1, eps=1e-4), 1e-4, 1e-6,
+                       "d grad / d X")

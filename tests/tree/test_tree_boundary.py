@@ -192,6 +192,37 @@ def test_the_source_names_a_module_leaf_by_its_path():
     assert "state_net_fc_weight" in text and "state_net_offset" in text and "state_scale" in text
 
 
+class Stack(adcompile.nn.Module):
+    """Submodules in a ModuleList: their leaves' paths hold positions."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = adcompile.nn.ModuleList([adcompile.nn.Linear(3, 3), Scaled()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def stack_loss(model, X):
+    return np.sum(model(X) ** 2)
+
+
+def test_a_module_arguments_leaves_are_named_after_the_argument_and_their_path():
+    adcompile.modules.init.manual_seed(3)
+    f = adcompile.compile(stack_loss, backend="python")
+    text = adcompile.source(adcompile.grad(f), Stack(), X)
+    names = ("model_layers_0_weight, model_layers_0_bias, model_layers_1_fc_weight, model_layers_1_fc_bias, "
+             "model_layers_1_offset, X")
+    assert f"def stack_loss_grad({names})" in " ".join(text.split())
+    assert adcompile.source(adcompile.grad(f), Stack(), X) == text  # another model of that structure: the same
+    model = Stack().compile("python")
+    model(X)
+    forward = model._adcompile_plan.flat.source()  # ``model(x)``: forward's self is the argument
+    assert "def Stack_forward(self_layers_0_weight, self_layers_0_bias, self_layers_1_fc_weight" in forward
+
+
 def test_the_last_structures_plan_is_left_when_the_structure_changes():
     def total(p, x):
         result = np.sum(x * p["a"])

@@ -90,3 +90,14 @@ def test_path_names_are_identifiers():
     assert tree.path_name("layers", (0, "b")) == "layers_0_b"
     assert tree.path_name("p", ("a-b c",)) == "p_a_b_c"
     assert tree.path_text("layers", (0, "b")) == "layers[0]['b']"
+
+
+def test_leaves_in_a_structure_read_a_mapping_by_its_keys():
+    from adcompile.tree.structure import leaves_in
+
+    ordered = collections.OrderedDict([("w", 1.0), ("b", (2.0, 3.0))])
+    treedef = tree.structure(ordered)
+    assert leaves_in(treedef, {"b": (20.0, 30.0), "w": 10.0}) == [10.0, 20.0, 30.0]  # a dict for the OrderedDict
+    assert leaves_in(treedef, {"w": 1.0}) is None and leaves_in(treedef, {"w": 1.0, "b": [2.0, 3.0]}) is None
+    assert leaves_in(tree.structure((1.0, None)), (5.0, None)) == [5.0]
+    assert leaves_in(tree.structure((1.0, 2.0)), ((1.0,), 2.0)) is None
