@@ -3,9 +3,9 @@
 Assigning a ``Parameter`` or a ``Module`` as an attribute registers it; ``register_buffer``
 registers state that is saved but not trained. Traversal (``named_parameters`` with dotted
 names, ``modules``, ``children``), train/eval, ``zero_grad``, ``apply`` and the nested
-``repr`` follow PyTorch. Saving and loading are in ``module_state.py``; calling a module
+``repr`` follow PyTorch. Saving and loading are in ``state.py``; calling a module
 (``model(x)``) runs its ``forward`` compiled by adcompile (``module_compiler/``, which this
-module does not import: it registers itself in ``module_dispatch.py``).
+module does not import: it registers itself in ``dispatch.py``).
 """
 import itertools
 import weakref
@@ -310,7 +310,7 @@ class Module:
     def float(self):
         return self.to(np.float32)
 
-    # ------------------------------------------------------------ state (module_state.py)
+    # ------------------------------------------------------------ state (state.py)
     def state_dict(self):
         return module_state.state_dict(self)
 
