@@ -6,7 +6,8 @@ classifier, polynomial fit of sin(x)), classic optimisation objectives, small si
 (n-body, RK4 pendulum, heat-equation stencils) and ML building blocks (attention, layer norm,
 soft k-means, conv1d). Each program's compiled forward must equal the plain Python run and its
 gradient must agree with central finite differences (``adcompile.gradcheck``). All programs run
-with ``backend="python"``; a representative subset also goes through numba.
+on both backends: with ``backend="python"`` and a representative subset on numba in the default
+run, every program on numba in the long profile (``-m slow``).
 
 The last part checks that constructs outside the language give an ``AdCompileError`` naming the
 construct and the line, rather than an internal traceback.
@@ -956,13 +957,14 @@ def test_split_into_unequal_sections_raises_as_numpy():
     np.testing.assert_allclose(compiled(np.arange(6.0)), split_in_halves(np.arange(6.0)))
 
 
-# Compiled by numba in the long profile only (``pytest -m slow``): each costs seconds of numba
-# compilation, and the default run keeps the programs the issues name.
+# Every program also runs on numba, the default backend: the subset above in the default run, the
+# rest in the long profile (``pytest -m slow``), since each costs seconds of numba compilation.
 NUMBA_LONG_PROFILE = {"max_drawdown_penalty", "whitened_gaussian_nll", "focal_loss", "negative_binomial_nll",
                       "student_t_nll", "label_smoothed_softmax", "grid_features", "gaussian_mixture_log_likelihood"}
 CASES = [(name, "python") for name in PROGRAMS] + [
-    pytest.param(name, "numba", marks=[pytest.mark.slow] if name in NUMBA_LONG_PROFILE else [])
-    for name in NUMBA_SUBSET]
+    pytest.param(name, "numba", marks=[] if name in NUMBA_SUBSET and name not in NUMBA_LONG_PROFILE
+                 else [pytest.mark.slow])
+    for name in PROGRAMS]
 
 
 @pytest.mark.parametrize("name,backend", CASES)
