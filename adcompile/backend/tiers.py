@@ -10,9 +10,12 @@ numba call (``run_errors.py``: ``GeneratedCodeError``), at every call after, nev
 
 Waiting for numba instead (the first call compiles, as without tiers) is chosen by
 ``adcompile.compile(f, tiered=False)``, or for every function by the environment variable
-``ADCOMPILE_TIERED=0``. The caller (``api.py``) also waits for numba where numba's disk cache
-already holds the function (loading it takes milliseconds) and for code with loops (see
-``api.py``: a Python loop of scalar steps runs far slower than numba takes to compile it).
+``ADCOMPILE_TIERED=0``. The caller (``api/specialised.py``) also waits for numba where numba's
+disk cache already holds the function (loading it takes milliseconds). Code with loops may run
+far longer as Python than numba takes to compile it, or far shorter: its Python tier hands a
+run over to the machine code as soon as that is ready (``handover.py``), where the code writes
+into no argument; code with loops that writes into one (an optimizer step, a training epoch)
+waits for numba.
 
 The compiling thread is a daemon: a process that exits while it runs does not wait for it;
 numba's cache files are written whole or not at all, so nothing half-written is left. A
@@ -23,6 +26,7 @@ import threading
 
 from .cache_folder import cache_dir, cache_location, warn_unwritable
 from .cache_key import module_file_name
+from .handover import MachineCodeReady, install_checks, with_handover_checks
 from .loader import load
 from .source_files import numba_cache_files
 
@@ -46,15 +50,22 @@ def in_disk_cache(source, name):
     return persistent and bool(numba_cache_files(folder / module_file_name(source, name, NUMBA)[0]))
 
 
-def load_tiered(python_source, source, name, options=None):
+def load_tiered(python_source, source, name, options=None, hand_over=False):
     """The ``TieredFunction`` running ``python_source``'s function ``name`` as Python while
     numba compiles ``source``'s (the same function, its array statements fused into loops that
-    would crawl in Python) with ``numba.njit`` ``options``; one per source and cache folder."""
+    would crawl in Python) with ``numba.njit`` ``options``; one per source and cache folder.
+    ``hand_over``: the Python's loops stop a run once the machine code is ready, and the call
+    runs as machine code (``handover.py``; legal only for code that writes into no argument)."""
     key = (source, name, cache_location()[0])
     with _lock:
         tiered = _tiered.get(key)
         if tiered is None:
-            tiered = _tiered[key] = TieredFunction(load(python_source, name, PYTHON), source, name, options)
+            if hand_over:
+                python_source = with_handover_checks(python_source, name)
+            tiered = _tiered[key] = TieredFunction(load(python_source, name, PYTHON), source, name, options,
+                                                   hand_over)
+            if hand_over:
+                install_checks(tiered.python_function.py_func.__globals__, lambda: tiered.machine_code is not None)
         return tiered
 
 
@@ -73,8 +84,9 @@ os.register_at_fork(after_in_child=_restart_compiles_in_forked_child)
 class TieredFunction:
     """Calls the generated Python until numba's machine code is ready, then the machine code."""
 
-    def __init__(self, python_function, source, name, options=None):
+    def __init__(self, python_function, source, name, options=None, hand_over=False):
         self.python_function = python_function
+        self.hands_over = hand_over  # the Python's loops stop once the machine code is ready
         self.source, self.name, self.options = source, name, options
         self.dispatcher = None  # numba's dispatcher of the source, made by the compiling thread
         self.machine_code = None  # the dispatcher, once compiled for the first call's types
@@ -103,7 +115,14 @@ class TieredFunction:
         if not self._started:
             self._start(args)
         self.last_tier = PYTHON
-        return self.python_function(*args)
+        if not self.hands_over:
+            return self.python_function(*args)
+        try:
+            return self.python_function(*args)
+        except MachineCodeReady:
+            pass  # the run stopped, having written nothing the caller sees: the machine code runs it
+        self.last_tier = NUMBA
+        return self.machine_code(*args)
 
     def _start(self, args):
         with self._start_lock:

@@ -126,12 +126,59 @@ def test_waiting_for_numba_is_an_option(fresh_tiers):
     assert adcompile.compile(softplus_sum, backend="python", tiered=True)(X, 1.0) == pytest.approx(softplus_sum(X, 1.0))
 
 
-def test_code_with_loops_waits_for_numba(gate):
+def updated_in_place(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * 2.0
+    return np.sum(x)
+
+
+def test_code_with_loops_writing_into_an_argument_waits_for_numba(gate):
     gate.set()
-    f = adcompile.compile(looped, tiered=True)
-    assert f(X) == pytest.approx(np.sum(X * X))
+    f = adcompile.compile(updated_in_place, tiered=True)
+    assert f(X.copy()) == pytest.approx(2.0 * np.sum(X))
     assert f.tier() == "numba"
     assert gate.compiles == 0
+
+
+def test_code_with_loops_answers_as_python_then_machine_code(gate):
+    f = adcompile.compile(looped, tiered=True)
+    gradient = adcompile.grad(f)
+    assert f(X) == pytest.approx(np.sum(X * X)) and f.tier() == "python"
+    np.testing.assert_allclose(gradient(X), 2.0 * X, rtol=1e-13)
+    assert gradient.tier() == "python"
+    gate.set()
+    assert f.tier(wait=True) == "numba" and gradient.tier(wait=True) == "numba"
+    np.testing.assert_allclose(gradient(X), 2.0 * X, rtol=1e-13)
+
+
+def long_scalar_loop(x, n):
+    s = 0.0
+    k = 0
+    while k < 3:
+        for i in range(n):
+            s = s + 1e-9 * np.sin(x[i % x.shape[0]] + s)
+        k += 1
+    return s
+
+
+def test_a_python_run_still_going_hands_over_to_the_machine_code(fresh_tiers):
+    """The Python tier of a loop of 3 x 10**8 steps would take minutes: it stops once numba's
+    code is ready (seconds), and the call's result is the machine code's."""
+    f = adcompile.compile(long_scalar_loop, tiered=True)
+    n = 10 ** 8
+    result = f(X, n)
+    assert f.tier() == "numba"
+    assert result == adcompile.compile(long_scalar_loop, tiered=False)(X, n)
+
+
+def test_the_python_tier_of_loops_keeps_the_lines_of_the_source():
+    from adcompile.backend.handover import with_handover_checks
+    source = adcompile.source(adcompile.grad(long_scalar_loop), X, 10)
+    checked = with_handover_checks(source, "long_scalar_loop_grad")
+    assert len(checked.splitlines()) == len(source.splitlines())
+    assert "in _adcompile_each(range(" in checked and "while _adcompile_going() and (" in checked
+    for plain, with_checks in zip(source.splitlines(), checked.splitlines()):
+        assert plain == with_checks or "_adcompile_" in with_checks
 
 
 def test_a_warm_disk_cache_needs_no_python_tier(monkeypatch):
