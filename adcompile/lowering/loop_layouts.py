@@ -36,6 +36,7 @@ from ..ir.types import F8, Type
 # primitive gives is declared with it (the kinds C_ORDERED_RESULT and LAYOUT_LIKE_FIRST).
 C, NOT_F, ANY = 0, 1, 2
 
+
 def with_stable_loop_layouts(fn, in_place=False):
     """``fn`` in which each array carried around a loop that may change layout enters the loop
     as ``rt.any_layout(v)`` (see the module docstring): ``fn`` itself, changed when
@@ -121,7 +122,7 @@ class _LayoutFlow:
 
     def converted(self, forced):
         self.forced = {loop: {v.name for v in variables} for loop, variables in forced.items()}
-        self.decisions = {}
+        self.decisions, self.seen = {}, {}
         env = {p.name: C if self.params_c else ANY for p in self.fn.params if _is_array(p)}
         self._block(self.fn.body, env, {p.name for p in self.fn.params})
         return self.decisions
@@ -146,6 +147,23 @@ class _LayoutFlow:
                 bound.add(stmt.target.name)
 
     def _loop(self, loop, env, bound):
+        """Go through ``loop`` (as ``_block`` does); an inner loop is gone through once per
+        round of each loop around it, so a loop met again with the same layouts reuses what it
+        gave (its decisions and those of the loops in it)."""
+        key = (id(loop), tuple(sorted(env.items())), frozenset(bound))
+        known = self.seen.get(key)
+        if known is None:
+            around, self.decisions = self.decisions, {}
+            head = self._go_round(loop, env, bound)
+            known = self.seen[key] = (head, self.decisions)
+            self.decisions = around
+        head, decisions = known
+        self.decisions.update(decisions)
+        env.clear()
+        env.update(head)  # the loop may run no iteration, or any number of them
+
+    def _go_round(self, loop, env, bound):
+        """The layouts at ``loop``'s head; records its decision (and its inner loops')."""
         carried = _carried_arrays(loop, bound)
         converted = {name for name in self.forced.get(id(loop), ())}
         while True:
@@ -165,8 +183,7 @@ class _LayoutFlow:
                 break
             converted |= more
         self.decisions[id(loop)] = [var for var in carried if var.name in converted]
-        env.clear()
-        env.update(head)  # the loop may run no iteration, or any number of them
+        return head
 
 
 def _join_into(env, first, second):
