@@ -9,7 +9,7 @@ assignment has nothing to save (a placeholder is no value). A variable saved whe
 have no value yet, or read by the backward where numba may see no assignment of it
 (``place_unassigned_reads``), is given a placeholder of its type at the start. A loop's trip count, start and step are recorded on
 entry, a while loop's trips by counting. Cheap scalar temporaries of a loop body are
-recomputed at the start of each backward iteration instead of being saved.
+recomputed at the start of each backward iteration instead of being saved (``recompute.py``).
 
 A mixin of ``ReverseTransform`` (``transform.py``): it owns ``saves``, ``save_count``,
 ``tapes``, ``counted_loop``, ``counted_tapes``, ``recomputable``, ``recomputed_ids``,
@@ -23,6 +23,7 @@ from ...ir.primitives import Kind, getitem, has_kind
 from .checkpoint_segments import is_checkpointed
 from .checkpointing import keep_entry_state
 from .liveness import value_reads
+from .recompute import recomputable_statements
 
 
 
@@ -265,36 +266,22 @@ class TapingPlan:
     def save_loop_index(self, out, loop, depth):
         """The backward of a ``for`` loop runs with the same index variable, so an index value
         that the backward of earlier statements reads (another loop's ``i``) is saved before
-        the loop and put back after its backward."""
+        the loop and put back after its backward. Reads inside the loop's own backward see
+        the index it binds, not the saved value: they need no save (``read_before(outside=)``)."""
         index = loop.index
         if (index in self.needed and self.scopes.is_overwritten(index, self.fn.params)
-                and not self.first_definition(loop, index, depth) and self.read_before(index, loop)):
+                and not self.first_definition(loop, index, depth) and self.read_before(index, loop, outside=loop)):
             if not self.defined_before(index, loop) and index not in self.placeholders:
                 self.placeholders.append(index)
             self.save(out, loop, index, depth, index.name)
 
     def recomputed(self, loop):
-        """Scalar temporaries of ``loop``'s body that are cheaper to recompute at the start of
-        each backward iteration than to save: defined once, directly in the body, by a cheap
-        primitive of constants, the loop index, values the loop never writes, or other such
-        temporaries (``x[i]``, ``-k``)."""
+        """The statements of ``loop``'s body that the backward sweep recomputes at the start of
+        each backward iteration rather than saving (``recompute.py`` says which, and why that
+        is legal): cheap scalars and views of values the loop never writes (``x[i]``, ``-k``)."""
         key = id(loop)
         if key not in self.recomputable:
-            written = {v for s in walk(loop.body) for v in s.writes()}
-            index = loop.index if isinstance(loop, For) else None
-            chosen, targets = [], set()
-            for stmt in loop.body:
-                if not (isinstance(stmt, Assign) and stmt.target.is_temp and stmt.target.type.ndim == 0
-                        and has_kind(stmt.prim, Kind.RECOMPUTABLE) and not stmt.inplace):
-                    continue
-                info = self.scopes.info.get(stmt.target)
-                if info is None or len(info.defs) != 1:
-                    continue
-                if all(isinstance(a, Const) or a is index or a in targets
-                       or (a not in written and a.type.dtype != "none") for a in stmt.args):
-                    chosen.append(stmt)
-                    targets.add(stmt.target)
-            self.recomputable[key] = chosen
+            self.recomputable[key] = recomputable_statements(loop, self.fn, self.scopes)
         return self.recomputable[key]
 
     def recompute(self, loop, body):
