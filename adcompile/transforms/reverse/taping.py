@@ -23,7 +23,7 @@ from ...ir.primitives import Kind, getitem, has_kind
 from .checkpoint_segments import is_checkpointed
 from .checkpointing import keep_entry_state
 from .liveness import value_reads
-from .recompute import recomputable_statements
+from .recompute import bounds_kept_by_body, copy_statement, recomputable_statements, recomputed_targets
 
 
 
@@ -235,7 +235,7 @@ class TapingPlan:
                               self.forward_block(stmt.orelse, depth), stmt.loc))
             elif isinstance(stmt, For):
                 self.save_loop_index(out, stmt, depth)
-                self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
+                self.recomputed_ids.update(id(s) for s in walk(self.recomputed(stmt)))
                 n_saves = self.save_count
                 if depth == 0:
                     self.counted_loop, self.counted_tapes = stmt, []
@@ -247,7 +247,7 @@ class TapingPlan:
                     self.counted_loop = None
                 out.append(For(stmt.index, stmt.start, stmt.stop, stmt.step, body, stmt.loc))
             elif isinstance(stmt, While):
-                self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
+                self.recomputed_ids.update(id(s) for s in walk(self.recomputed(stmt)))
                 n_saves = self.save_count
                 if depth == 0:
                     self.counted_loop = None
@@ -281,20 +281,21 @@ class TapingPlan:
         is legal): cheap scalars and views of values the loop never writes (``x[i]``, ``-k``)."""
         key = id(loop)
         if key not in self.recomputable:
-            self.recomputable[key] = recomputable_statements(loop, self.fn, self.scopes)
+            self.recomputable[key] = recomputable_statements(loop, self.fn, self.scopes, self.memory_shared)
         return self.recomputable[key]
 
     def recompute(self, loop, body):
         """The statements recomputing those of ``loop``'s recomputable temporaries (see
         ``recomputed``) that the backward ``body`` reads."""
-        wanted = {a for s in walk(body) for a in s.reads() if isinstance(a, Var)}
+        # values read, not shapes (a shape that cannot change is read from any binding)
+        wanted = {a for s in walk(body) for a in value_reads(s, self.reshaped, write_targets=True)}
         chosen = []
         for stmt in reversed(self.recomputed(loop)):
-            if stmt.target in wanted:
+            if any(target in wanted for target in recomputed_targets(stmt)):
                 chosen.insert(0, stmt)
-                wanted.update(a for a in stmt.args if isinstance(a, Var))
-        statements = [Assign(s.target, s.prim, list(s.args), dict(s.params), s.loc) for s in chosen]
-        for stmt in statements:
+                wanted.update(a for s in walk([stmt]) for a in value_reads(s, self.reshaped, write_targets=True))
+        statements = [copy_statement(s) for s in chosen]
+        for stmt in walk(statements):
             for var in value_reads(stmt, self.reshaped):
                 if var in self.primal_vars:
                     for read in self.memory_read(var):
@@ -327,11 +328,18 @@ class TapingPlan:
         return var
 
     def record_for(self, loop, depth):
+        """The trip count, start and step of ``loop``, for its backward: recorded on entry (in
+        a nested loop, saved at every entry), or, in a nested loop whose bounds its body does
+        not rebind, ``None``: the backward reads the bounds themselves, which hold the values
+        they had on entry (``recompute.py``'s invariant), and computes the count again."""
         out = []
         b = Builder(self.namer, out, loop.loc)
         bounds = [loop.start, loop.stop, loop.step]
         if all(isinstance(a, Const) for a in bounds):  # known now: nothing to record
             n = const(len(range(*(a.value for a in bounds))))
+        elif depth > 0 and bounds_kept_by_body(loop):
+            self.loop_records[id(loop)] = (None, loop.start, loop.step, [])
+            return out
         elif depth == 0:
             n = b.emit("range_len", bounds, target=Var(self.namer.fresh("n_" + loop.index.name), Type("i8")))
         else:
