@@ -9,17 +9,20 @@ of a backward iteration the state is the one the forward iteration ended with. S
 of the body whose operands are
 - constants, or the loop's index (the backward loop binds it to the same values),
 - values recomputed before it in the same iteration,
-- variables the loop never rebinds (the same in every iteration) nor writes into (an
-  argument read for its shape only may be written into),
-- or variables that nothing from the statement to the end of the body rebinds (nor, arrays,
-  writes into): their value at the end of the iteration is the one the statement read,
+- variables that nothing from the statement to the end of the body rebinds (the same in
+  every iteration if the loop never rebinds them): their value at the end of the iteration
+  is the one the statement read; for an array, nothing in the body may write into it either
+  (an argument read for its shape only excepted), and one the body rebinds is read only by
+  an array target (``_settled_before`` says why),
 computes at the start of the backward iteration exactly the value it computed in the forward
 one: recomputing it there is restoring it. For the same reason a nested loop whose body does
 not rebind its bounds has its trip count computed again by its backward, not saved at every
 entry (``bounds_kept_by_body``).
 
 A recomputed statement must also be cheap and have no effect but its target:
-- a scalar of a primitive declared ``RECOMPUTABLE`` (arithmetic, ``x[i]``, ``-k``, a shape);
+- a scalar of a primitive declared ``RECOMPUTABLE`` (arithmetic, ``x[i]``, ``-k``, a shape),
+  or a branch whose arms only assign such scalars (``c if c < k else c + 1``), its condition
+  an operand as above;
 - an array view (``rows[k]``, ``v[0:3]``, an alias): the saved view and the recomputed one
   are the same memory, since the base variable is the same array in both sweeps, so their
   contents agree whatever was written into that memory; recomputing allocates nothing;
