@@ -161,6 +161,18 @@ class ShapeMap:
                 return
         raise AssertionError("shape inference did not converge")  # joins widen at most twice per value
 
+    def _fixed_view(self, stmt):
+        """Whether ``stmt`` is basic indexing with constant items (``v[0:3]``, ``m[1, :2]``) of
+        an array whose shape is the same at every time: its result has one shape too, even
+        where no rule gives it (``min(3, len(v))``), also inside a loop."""
+        if stmt.prim != "getitem" or not isinstance(stmt.args[0], Var):
+            return False
+        if any(item[0] == "array" for item in stmt.params["items"]):
+            return False
+        source = stmt.args[0]
+        return (all(isinstance(a, Const) for a in stmt.args[1:]) and source in self._shapes
+                and source not in self._widened and self._invariant(self._shapes[source]))
+
     def _join(self, table, var, value, ndim=None):
         """Record ``value`` for ``var``: kept if it is the first or the same, widened to opaque
         dims (or no length) if it differs from what another assignment gave."""
@@ -202,7 +214,12 @@ class ShapeMap:
             if target.type.ndim:
                 shape = self._rule(stmt)
                 if shape is None or len(shape) != target.type.ndim:
-                    shape = self._unknown(("result", id(stmt)), target.type.ndim, id(stmt) in self._in_loops)
+                    varying = id(stmt) in self._in_loops and not self._fixed_view(stmt)
+                    shape = self._unknown(("result", id(stmt)), target.type.ndim, varying)
+                    late = {name for dim in shape for name in dim.symbols} - self._varying if varying else ()
+                    if late:  # its operand's shape was found to vary after the dims were made
+                        self._varying |= late
+                        self._changed = True
                 self._join(self._shapes, target, shape, target.type.ndim)
             elif target.type.dtype == "i8":
                 self._join(self._lengths, target, self._length_rule(stmt))

@@ -8,7 +8,8 @@ and builders ``adcompile_version(data)``, ``numpy_version(data)``, ``numba_versi
 """
 import importlib
 
-NAMES = ("rosenbrock", "logistic", "hessian", "hvp", "gmm", "mlp", "spring", "rk4")
+NAMES = ("rosenbrock", "logistic", "hessian", "hvp", "gmm", "mlp", "spring", "rk4",
+         "bundle_adjustment", "kmeans", "determinant")
 
 
 def load(name):

@@ -8,11 +8,9 @@ from adcompile.runtime import helpers as rt
 def momentum_steps_grad(x, v, lr):
     _t = np.empty((0,), dtype=np.float64)
     _t1 = np.empty((0,), dtype=np.float64)
-    _t3 = np.empty((0,), dtype=np.float64)
     tape__t = rt.new_tape(np.empty((0,), dtype=np.float64))
     tape__t_1 = rt.new_tape(np.empty((0,), dtype=np.float64))
     tape_v = rt.new_tape(np.empty((0,), dtype=np.float64))
-    tape__t_3 = rt.new_tape(np.empty((0,), dtype=np.float64))
     tape_x = rt.new_tape(np.empty((0,), dtype=np.float64))
     # forward
     for i in range(5):
@@ -22,7 +20,6 @@ def momentum_steps_grad(x, v, lr):
         _t1 = np.sin(x)
         rt.push(tape_v, v)
         v = _t + _t1
-        rt.push(tape__t_3, _t3)
         _t3 = lr * v
         rt.push(tape_x, x)
         x = x - _t3
@@ -31,11 +28,10 @@ def momentum_steps_grad(x, v, lr):
     # grad of: return np.sum(x * x)
     bx = rt.unbroadcast(2.0 * x * rt.broadcast_to_shape(1.0, x * x), x)
     for i in range(4, -1, -1):
+        _t3 = lr * v
         # grad of: x = x - lr * v
         x = tape_x.pop()
-        _t10 = rt.unbroadcast(-bx, _t3)
-        _t3 = tape__t_3.pop()
-        bv += _t10 * lr
+        bv += rt.unbroadcast(-bx, _t3) * lr
         # grad of: v = 0.9 * v + np.sin(x)
         v = tape_v.pop()
         _gv = bv

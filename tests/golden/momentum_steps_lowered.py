@@ -9,17 +9,14 @@ def momentum_steps_grad(x, v, lr):
     args_c_ordered = rt.c_ordered_marker((x, v))
     _t = np.empty((0,), dtype=np.float64)
     _t1 = np.empty((0,), dtype=np.float64)
-    _t3 = np.empty((0,), dtype=np.float64)
     tape__t = rt.new_tape(np.empty((0,), dtype=np.float64))
     tape__t_1 = rt.new_tape(np.empty((0,), dtype=np.float64))
     tape_v = rt.new_tape(np.empty((0,), dtype=np.float64))
-    tape__t_3 = rt.new_tape(np.empty((0,), dtype=np.float64))
     tape_x = rt.new_tape(np.empty((0,), dtype=np.float64))
     # forward
     _t = rt.any_layout(_t, args_c_ordered)
     _t1 = rt.any_layout(_t1, args_c_ordered)
     v = rt.any_layout(v, args_c_ordered)
-    _t3 = rt.any_layout(_t3, args_c_ordered)
     x = rt.any_layout(x, args_c_ordered)
     for i in range(5):
         rt.push(tape__t, _t)
@@ -28,7 +25,6 @@ def momentum_steps_grad(x, v, lr):
         _t1 = np.sin(x)
         rt.push(tape_v, v)
         v = _t + _t1
-        rt.push(tape__t_3, _t3)
         _t3 = lr * v
         rt.push(tape_x, x)
         x = x - _t3
@@ -41,16 +37,14 @@ def momentum_steps_grad(x, v, lr):
         _t7[i1] = 2.0 * x[i1]
     bx = rt.unbroadcast(_t7, x)
     x = rt.any_layout(x)
-    _t3 = rt.any_layout(_t3)
     v = rt.any_layout(v)
     _t1 = rt.any_layout(_t1)
     _t = rt.any_layout(_t)
     for i in range(4, -1, -1):
+        _t3 = lr * v
         # grad of: x = x - lr * v
         x = tape_x.pop()
-        _t10 = rt.unbroadcast(-bx, _t3)
-        _t3 = tape__t_3.pop()
-        bv += _t10 * lr
+        bv += rt.unbroadcast(-bx, _t3) * lr
         # grad of: v = 0.9 * v + np.sin(x)
         v = tape_v.pop()
         _gv = bv

@@ -122,10 +122,14 @@ class Liveness:
                     for read in self.memory_read(var):
                         self.read_sites.setdefault(read, set()).add(site)
 
-    def read_before(self, var, stmt):
+    def read_before(self, var, stmt, outside=None):
         """Whether the backward sweep reads ``var`` after undoing ``stmt``: in the backward of
         ``stmt`` or of a statement before it, or in a loop around ``stmt`` (earlier iterations).
-        Otherwise the value ``stmt`` overwrites need not be saved."""
+        Otherwise the value ``stmt`` overwrites need not be saved. ``outside``: a ``for`` loop
+        whose backward rebinds ``var`` as its index before any read in its body (the reads
+        there, and its recomputed temporaries', are not of the value saved before it)."""
         here, loops = self.order[id(stmt)], self.loops[id(stmt)]
-        return any(self.order[r] <= here or self.loops[r] & loops
+        inside = (lambda r: False) if outside is None else \
+            (lambda r: r == id(outside) or id(outside) in self.loops[r])
+        return any((self.order[r] <= here or self.loops[r] & loops) and not inside(r)
                    for r in self.read_sites.get(var, ()))

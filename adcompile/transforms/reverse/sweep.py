@@ -322,6 +322,8 @@ class AdjointSweep:
         if body and record is not None:
             body = self.recompute(loop, body) + body
             n, start, step, records = record
+            if n is None:  # not recorded: the bounds hold their values on entry (record_for)
+                n = b.call("range_len", loop.start, loop.stop, loop.step)
             last = b.add(start, b.mul(b.sub(n, const(1)), step))
             b.append(For(loop.index, last, b.sub(start, step), b.neg(step), body, loop.loc))
             for assign in reversed(records):

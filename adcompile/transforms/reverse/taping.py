@@ -9,7 +9,7 @@ assignment has nothing to save (a placeholder is no value). A variable saved whe
 have no value yet, or read by the backward where numba may see no assignment of it
 (``place_unassigned_reads``), is given a placeholder of its type at the start. A loop's trip count, start and step are recorded on
 entry, a while loop's trips by counting. Cheap scalar temporaries of a loop body are
-recomputed at the start of each backward iteration instead of being saved.
+recomputed at the start of each backward iteration instead of being saved (``recompute.py``).
 
 A mixin of ``ReverseTransform`` (``transform.py``): it owns ``saves``, ``save_count``,
 ``tapes``, ``counted_loop``, ``counted_tapes``, ``recomputable``, ``recomputed_ids``,
@@ -23,6 +23,7 @@ from ...ir.primitives import Kind, getitem, has_kind
 from .checkpoint_segments import is_checkpointed
 from .checkpointing import keep_entry_state
 from .liveness import value_reads
+from .recompute import bounds_kept_by_body, copy_statement, recomputable_statements, recomputed_targets
 
 
 
@@ -234,7 +235,7 @@ class TapingPlan:
                               self.forward_block(stmt.orelse, depth), stmt.loc))
             elif isinstance(stmt, For):
                 self.save_loop_index(out, stmt, depth)
-                self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
+                self.recomputed_ids.update(id(s) for s in walk(self.recomputed(stmt)))
                 n_saves = self.save_count
                 if depth == 0:
                     self.counted_loop, self.counted_tapes = stmt, []
@@ -246,7 +247,7 @@ class TapingPlan:
                     self.counted_loop = None
                 out.append(For(stmt.index, stmt.start, stmt.stop, stmt.step, body, stmt.loc))
             elif isinstance(stmt, While):
-                self.recomputed_ids.update(id(s) for s in self.recomputed(stmt))
+                self.recomputed_ids.update(id(s) for s in walk(self.recomputed(stmt)))
                 n_saves = self.save_count
                 if depth == 0:
                     self.counted_loop = None
@@ -265,49 +266,36 @@ class TapingPlan:
     def save_loop_index(self, out, loop, depth):
         """The backward of a ``for`` loop runs with the same index variable, so an index value
         that the backward of earlier statements reads (another loop's ``i``) is saved before
-        the loop and put back after its backward."""
+        the loop and put back after its backward. Reads inside the loop's own backward see
+        the index it binds, not the saved value: they need no save (``read_before(outside=)``)."""
         index = loop.index
         if (index in self.needed and self.scopes.is_overwritten(index, self.fn.params)
-                and not self.first_definition(loop, index, depth) and self.read_before(index, loop)):
+                and not self.first_definition(loop, index, depth) and self.read_before(index, loop, outside=loop)):
             if not self.defined_before(index, loop) and index not in self.placeholders:
                 self.placeholders.append(index)
             self.save(out, loop, index, depth, index.name)
 
     def recomputed(self, loop):
-        """Scalar temporaries of ``loop``'s body that are cheaper to recompute at the start of
-        each backward iteration than to save: defined once, directly in the body, by a cheap
-        primitive of constants, the loop index, values the loop never writes, or other such
-        temporaries (``x[i]``, ``-k``)."""
+        """The statements of ``loop``'s body that the backward sweep recomputes at the start of
+        each backward iteration rather than saving (``recompute.py`` says which, and why that
+        is legal): cheap scalars and views of values the loop never writes (``x[i]``, ``-k``)."""
         key = id(loop)
         if key not in self.recomputable:
-            written = {v for s in walk(loop.body) for v in s.writes()}
-            index = loop.index if isinstance(loop, For) else None
-            chosen, targets = [], set()
-            for stmt in loop.body:
-                if not (isinstance(stmt, Assign) and stmt.target.is_temp and stmt.target.type.ndim == 0
-                        and has_kind(stmt.prim, Kind.RECOMPUTABLE) and not stmt.inplace):
-                    continue
-                info = self.scopes.info.get(stmt.target)
-                if info is None or len(info.defs) != 1:
-                    continue
-                if all(isinstance(a, Const) or a is index or a in targets
-                       or (a not in written and a.type.dtype != "none") for a in stmt.args):
-                    chosen.append(stmt)
-                    targets.add(stmt.target)
-            self.recomputable[key] = chosen
+            self.recomputable[key] = recomputable_statements(loop, self.fn, self.scopes, self.memory_shared)
         return self.recomputable[key]
 
     def recompute(self, loop, body):
         """The statements recomputing those of ``loop``'s recomputable temporaries (see
         ``recomputed``) that the backward ``body`` reads."""
-        wanted = {a for s in walk(body) for a in s.reads() if isinstance(a, Var)}
+        # values read, not shapes (a shape that cannot change is read from any binding)
+        wanted = {a for s in walk(body) for a in value_reads(s, self.reshaped, write_targets=True)}
         chosen = []
         for stmt in reversed(self.recomputed(loop)):
-            if stmt.target in wanted:
+            if any(target in wanted for target in recomputed_targets(stmt)):
                 chosen.insert(0, stmt)
-                wanted.update(a for a in stmt.args if isinstance(a, Var))
-        statements = [Assign(s.target, s.prim, list(s.args), dict(s.params), s.loc) for s in chosen]
-        for stmt in statements:
+                wanted.update(a for s in walk([stmt]) for a in value_reads(s, self.reshaped, write_targets=True))
+        statements = [copy_statement(s) for s in chosen]
+        for stmt in walk(statements):
             for var in value_reads(stmt, self.reshaped):
                 if var in self.primal_vars:
                     for read in self.memory_read(var):
@@ -340,11 +328,18 @@ class TapingPlan:
         return var
 
     def record_for(self, loop, depth):
+        """The trip count, start and step of ``loop``, for its backward: recorded on entry (in
+        a nested loop, saved at every entry), or, in a nested loop whose bounds its body does
+        not rebind, ``None``: the backward reads the bounds themselves, which hold the values
+        they had on entry (``recompute.py``'s invariant), and computes the count again."""
         out = []
         b = Builder(self.namer, out, loop.loc)
         bounds = [loop.start, loop.stop, loop.step]
         if all(isinstance(a, Const) for a in bounds):  # known now: nothing to record
             n = const(len(range(*(a.value for a in bounds))))
+        elif depth > 0 and bounds_kept_by_body(loop):
+            self.loop_records[id(loop)] = (None, loop.start, loop.step, [])
+            return out
         elif depth == 0:
             n = b.emit("range_len", bounds, target=Var(self.namer.fresh("n_" + loop.index.name), Type("i8")))
         else:
