@@ -108,12 +108,12 @@ def test_source_ir_and_source_path_of_a_function_of_a_module_show_the_code_a_cal
     g = adcompile.grad(f)
     # the module is replaced by its parameter arrays, as a call compiles it
     forward = adcompile.source(f, model, X, y)
-    assert "def squared_error(weight, bias, X, y):" in forward
+    assert "def squared_error(model_weight, model_bias, X, y):" in forward
     text = adcompile.source(g, model, X, y)
-    assert "def squared_error_grad(weight, bias, X, y):" in text
+    assert "def squared_error_grad(model_weight, model_bias, X, y):" in text
     assert text == adcompile.source(g, model, X, y=y) == adcompile.source_path(g, model, X, y).read_text()
     assert adcompile.ir(g, model, X, y).startswith(
-        "def squared_error_grad(weight:f8[:,:], bias:f8[:], X:f8[:,:], y:f8[:]):")
+        "def squared_error_grad(model_weight:f8[:,:], model_bias:f8[:], X:f8[:,:], y:f8[:]):")
     assert [name for name, _ in ir_stages(g, model, X, y)][0] == "parsed"
     # the shown code computes the call's gradient (the dict keyed like named_parameters())
     namespace = {}
@@ -125,12 +125,12 @@ def test_source_ir_and_source_path_of_a_function_of_a_module_show_the_code_a_cal
     np.testing.assert_allclose(bias_grad, expected["bias"], rtol=1e-12)
     # the pullback of vjp with a Module is the flat function already; its code takes the same arguments
     _, pullback = adcompile.vjp(f, model, X, y)
-    assert "def squared_error_vjp(weight, bias, X, y, ct):" in adcompile.source(pullback, model, X, y)
-    # a Hessian with respect to y is one function; with respect to the Module it is one per parameter
-    assert "def squared_error_hessian(weight, bias, X, y):" in adcompile.source(
+    assert "def squared_error_vjp(model_weight, model_bias, X, y, ct):" in adcompile.source(pullback, model, X, y)
+    # a Hessian with respect to y is one function; with respect to the Module it is assembled from rows
+    assert "def squared_error_hessian(model_weight, model_bias, X, y):" in adcompile.source(
         adcompile.hessian(f, wrt="y"), model, X, y)
-    with pytest.raises(CallError, match=r"with respect to the Module argument 'model' is assembled from one "
-                                        r"generated function per parameter.*adcompile.source\(adcompile.grad"):
+    with pytest.raises(CallError, match=r"a hessian with respect to a Module.*assembled from one derivative per "
+                                        r"row or column.*adcompile.source\(adcompile.grad"):
         adcompile.source(adcompile.hessian(f), model, X, y)
     # without arguments: the calls so far had a Module, whose code is per model structure
     with pytest.raises(CallError, match=r"has been called yet with arguments that are not Modules.*"
