@@ -12,23 +12,29 @@ the function's unfused code (the IR before the lowering, compiled at that first 
 computes the same result.
 
 The invariant that makes it legal, checked here and only here: **the abandoned run has no effect
-the caller can see.** Generated code has one kind of effect: writing into memory that an
-argument may view (it does no I/O and has no random state; tapes and temporaries are its own).
+the caller can see.** Generated code has two kinds of effect: writing into memory that an
+argument may view, and pushing onto or popping from a tape it was given (it does no I/O and has
+no random state; other tapes and temporaries are its own).
 So a function defers its fallbacks only if no statement of it (custom Function regions
-included) writes into an array whose memory may be an argument's (``ir/memory.py``). An
+included) writes into an array whose memory may be an argument's (``ir/memory.py``) or pushes
+onto or pops from a tape passed to it (the backward half of a ``vjp``). An
 optimizer step or a training epoch, which update parameters in place, keeps its ``else``
 branches inline.
 """
 from ..ir.memory import memory_roots
-from ..ir.nodes import Assign, Comment, If, SetItem, Var, walk
+from ..ir.nodes import Assign, Comment, If, Pop, Push, SetItem, Var, walk
 from ..ir.types import Type
 
 
 def writes_no_argument(fn):
-    """Whether no statement of ``fn`` writes into memory one of its parameters may view."""
+    """Whether no statement of ``fn`` writes into memory one of its parameters may view, nor
+    pushes onto or pops from a tape it was given (the backward half of a ``vjp`` pops the
+    forward half's tapes: a run stopped midway would leave them short)."""
     params = set(fn.params)
+    names = {p.name for p in fn.params}
     roots = memory_roots(fn.body, fn.params)
-    return not any(isinstance(stmt, SetItem) and roots.get(stmt.array, {stmt.array}) & params
+    return not any((isinstance(stmt, SetItem) and roots.get(stmt.array, {stmt.array}) & params)
+                   or (isinstance(stmt, (Push, Pop)) and stmt.tape.name in names)
                    for stmt in walk(fn.body))
 
 

@@ -93,6 +93,26 @@ def test_a_function_writing_into_its_argument_keeps_its_fallback_inline(backend,
         assert np.allclose(w_compiled, w_numpy)
 
 
+def last_row_tanh(A):
+    """Random program 44000271, shrunk: the backward half of its vjp pops the forward half's tape."""
+    v1 = A * A.mean(axis=0, keepdims=True)
+    for row in A:
+        s = np.tanh(row)
+    return v1 + s
+
+
+def test_the_backward_half_of_a_vjp_popping_a_tape_it_was_given_keeps_its_fallback_inline(backend):
+    """A run stopped midway would leave the tape short for the rerun ("pop from empty list")."""
+    compiled = adcompile.compile(last_row_tanh, backend=backend, tiered=False)
+    A, ct = RNG.standard_normal((3, 3)), RNG.standard_normal((3, 3))
+    value, pullback = adcompile.vjp(compiled, A)
+    np.testing.assert_allclose(value, last_row_tanh(A), rtol=1e-12)
+    expected = sum(ct[i, j] * gradient_by_differences(lambda a: last_row_tanh(a)[i, j], (A,))
+                   for i in range(3) for j in range(3))
+    for _ in range(2):  # a pullback may be called again
+        np.testing.assert_allclose(pullback(ct)[0], expected, rtol=1e-6, atol=1e-8)
+
+
 def test_an_error_of_the_unfused_code_names_the_users_line(backend):
     gradient = adcompile.grad(adcompile.compile(scaled_sum, backend=backend, tiered=False))
     x = RNG.standard_normal(5)

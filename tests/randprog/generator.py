@@ -855,6 +855,10 @@ class ProgramGenerator:
         chosen = self.rng.sample(local, min(len(local), self.rng.randint(1, 3)))
         rest = [k for k in names if k not in chosen]
         chosen += self.rng.sample(rest, min(len(rest), self.rng.randint(0, 2)))
+        if not chosen:  # no local value and no argument drawn: one name at least (seeds with one keep theirs)
+            if not names:
+                return "0.0"
+            chosen = [self.rng.choice(names)]
         terms = []
         for name in chosen:
             var = scope.vars[name]
