@@ -7,7 +7,7 @@ compiled yet: adcompile, numba and JAX compile on the first call), then times th
 gradient call, compilation included. adcompile's first call is tiered as a user's is (unless
 ``ADCOMPILE_TIERED=0``): it answers from its generated Python while numba compiles in the
 background (a run of loops still going when the machine code is ready continues as machine
-code; code with loops that writes into an argument waits); the child prints which tier ran. The parent gives adcompile a fresh
+code); the child prints which tier ran. The parent gives adcompile a fresh
 ``ADCOMPILE_CACHE_DIR`` (cold) or reuses one (warm disk cache); JAX and numba start from
 nothing in every new process. ``cpu_seconds`` is the process's CPU time during that call (numba's
 background compilation included): on a shared machine it varies far less than the wall time.

@@ -129,8 +129,8 @@ def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False,
     Nothing is compiled before the first call; code is generated per argument signature
     (dtype and ndim of each argument). Keywords and defaults bind as in Python. With numba,
     the first calls run the generated Python while numba compiles in the background (a run
-    of loops still going when the machine code is ready continues as machine code; code with
-    loops that writes into an argument waits), ``fn.tier()`` says which ran; ``tiered=False`` (or the environment
+    of loops still going when the machine code is ready stops, puts back the arguments it
+    wrote into, and runs as machine code), ``fn.tier()`` says which ran; ``tiered=False`` (or the environment
     variable ``ADCOMPILE_TIERED=0``) makes the first call wait for numba instead. For numba,
     runs of array statements over one shape are fused into explicit loops (``fuse=False``,
     or ``ADCOMPILE_FUSE=0``, keeps one numpy call per statement); ``parallel=True`` runs

@@ -22,7 +22,7 @@ from ..errors import AdCompileError, CallError
 from ..frontend.values import regroup_results
 from ..ir.nodes import For, While, walk
 from ..ir.types import describe_value, type_of_value
-from ..lowering.deferred_fallbacks import writes_no_argument
+from ..lowering.deferred_fallbacks import argument_effects
 from ..lowering.pipeline import lower_for_backend
 from ..modules.dispatch import module_compiler
 from ..modules.module import needs_flat_function
@@ -175,10 +175,10 @@ class Specialised:
         """The callable running ``source`` (generated from ``code_ir``, ``fn_ir`` lowered for the
         backend, compiled with numba's ``options``): numba's, or tiered (``backend/tiers.py``:
         the Python of ``fn_ir`` first, without fused loops, while numba compiles). Waits for
-        numba where its disk cache has the code, and for code with loops that writes into an
-        argument; code with loops that writes into none runs as Python until the machine code
-        is ready, and a run still going then stops and runs as machine code
-        (``backend/handover.py``). Code whose fused loops
+        numba where its disk cache has the code, and for code with loops that pushes onto or pops
+        from a tape it was given; other code with loops runs as Python until the machine code
+        is ready, and a run still going then stops, puts back the arguments it wrote into and
+        runs as machine code (``backend/handover.py``). Code whose fused loops
         left their unfused fallback out (``lowering/deferred_fallbacks.py``) reruns a call they
         do not handle with ``fn_ir``'s code, loaded the same way at that first need."""
         if code_ir is not fn_ir and getattr(code_ir, "defers_unfused_code", False):
@@ -195,9 +195,11 @@ class Specialised:
     def _load_code(self, fn_ir, code_ir, source, options):
         if self.backend == NUMBA and enabled(self.tiered) and not in_disk_cache(source, fn_ir.name):
             loops = has_loops(fn_ir)
-            if not loops or writes_no_argument(fn_ir):  # a run with loops may stop: it must leave no trace
+            written, uses_given_tapes = argument_effects(fn_ir)
+            if not loops or not uses_given_tapes:  # a run with loops may stop: it must leave no trace
                 python_source = source if code_ir is fn_ir else self.unfused_source(fn_ir)
-                return load_tiered(python_source, source, fn_ir.name, options, hand_over=loops)
+                return load_tiered(python_source, source, fn_ir.name, options, hand_over=loops,
+                                   written=written if loops else ())
         return load(source, fn_ir.name, self.backend, options)
 
     def tier(self, /, *args, wait=False, **kwargs):

@@ -10,12 +10,19 @@ same call runs as machine code (``tiers.py``). The check is the loop's iterable 
 the loop's own line, so that every line of the tier's source is where it is in the source shown
 to users, and errors point to the same lines.
 
-What makes abandoning a run legal, and is checked by the caller (``api/specialised.py``): the
-function writes into no memory an argument may view (``lowering/deferred_fallbacks.py``:
-``writes_no_argument``), and generated code has no other effect; the run that stopped has left
-nothing the caller can see.
+What makes abandoning a run legal: the run that stopped leaves nothing the caller can see.
+Generated code has two kinds of effect (``lowering/deferred_fallbacks.py``:
+``argument_effects``): writes into memory an argument may view, and pushes onto or pops from a
+tape it was given. The caller (``api/specialised.py``) hands over only code that touches no
+given tape; the arrays it may write into are copied before each Python-tier run
+(``WrittenArguments``) and written back when the run stops, so the machine code runs the call on
+the arguments as they came (an optimizer step, a training epoch that updates parameters in
+place: the copies are of the parameters and the optimizer's state, taken only while numba
+compiles).
 """
 import ast
+
+import numpy as np
 
 EACH, GOING = "_adcompile_each", "_adcompile_going"
 
@@ -61,3 +68,19 @@ def install_checks(module_globals, machine_code_ready):
             yield item
 
     module_globals[EACH], module_globals[GOING] = each, going
+
+
+class WrittenArguments:
+    """The arguments a function may write into (their positions): ``saved(args)`` copies them,
+    and ``restore`` of what it returned writes the copies back."""
+
+    def __init__(self, positions):
+        self.positions = tuple(positions)
+
+    def saved(self, args):
+        return [(args[k], args[k].copy()) for k in self.positions if isinstance(args[k], np.ndarray)]
+
+    @staticmethod
+    def restore(saved):
+        for array, copy in saved:  # arguments sharing memory were copied from the same values
+            array[...] = copy

@@ -13,9 +13,9 @@ Waiting for numba instead (the first call compiles, as without tiers) is chosen 
 ``ADCOMPILE_TIERED=0``. The caller (``api/specialised.py``) also waits for numba where numba's
 disk cache already holds the function (loading it takes milliseconds). Code with loops may run
 far longer as Python than numba takes to compile it, or far shorter: its Python tier hands a
-run over to the machine code as soon as that is ready (``handover.py``), where the code writes
-into no argument; code with loops that writes into one (an optimizer step, a training epoch)
-waits for numba.
+run over to the machine code as soon as that is ready (``handover.py``; the arrays it writes
+into are put back first); code with loops that pushes onto or pops from a tape it was given
+(the backward half of a ``vjp``) waits for numba.
 
 The compiling thread is a daemon: a process that exits while it runs does not wait for it;
 numba's cache files are written whole or not at all, so nothing half-written is left. A
@@ -26,7 +26,7 @@ import threading
 
 from .cache_folder import cache_dir, cache_location, warn_unwritable
 from .cache_key import module_file_name
-from .handover import MachineCodeReady, install_checks, with_handover_checks
+from .handover import MachineCodeReady, WrittenArguments, install_checks, with_handover_checks
 from .loader import load
 from .source_files import numba_cache_files
 
@@ -50,12 +50,13 @@ def in_disk_cache(source, name):
     return persistent and bool(numba_cache_files(folder / module_file_name(source, name, NUMBA)[0]))
 
 
-def load_tiered(python_source, source, name, options=None, hand_over=False):
+def load_tiered(python_source, source, name, options=None, hand_over=False, written=()):
     """The ``TieredFunction`` running ``python_source``'s function ``name`` as Python while
     numba compiles ``source``'s (the same function, its array statements fused into loops that
     would crawl in Python) with ``numba.njit`` ``options``; one per source and cache folder.
     ``hand_over``: the Python's loops stop a run once the machine code is ready, and the call
-    runs as machine code (``handover.py``; legal only for code that writes into no argument)."""
+    runs as machine code (``handover.py``; legal only for code that touches no tape it was
+    given), after the arguments at the positions ``written`` are put back as they came."""
     key = (source, name, cache_location()[0])
     with _lock:
         tiered = _tiered.get(key)
@@ -63,7 +64,7 @@ def load_tiered(python_source, source, name, options=None, hand_over=False):
             if hand_over:
                 python_source = with_handover_checks(python_source, name)
             tiered = _tiered[key] = TieredFunction(load(python_source, name, PYTHON), source, name, options,
-                                                   hand_over)
+                                                   hand_over, WrittenArguments(written))
             if hand_over:
                 install_checks(tiered.python_function.py_func.__globals__, lambda: tiered.machine_code is not None)
         return tiered
@@ -84,9 +85,10 @@ os.register_at_fork(after_in_child=_restart_compiles_in_forked_child)
 class TieredFunction:
     """Calls the generated Python until numba's machine code is ready, then the machine code."""
 
-    def __init__(self, python_function, source, name, options=None, hand_over=False):
+    def __init__(self, python_function, source, name, options=None, hand_over=False, written=WrittenArguments(())):
         self.python_function = python_function
         self.hands_over = hand_over  # the Python's loops stop once the machine code is ready
+        self.written = written  # the arguments a stopped run puts back
         self.source, self.name, self.options = source, name, options
         self.dispatcher = None  # numba's dispatcher of the source, made by the compiling thread
         self.machine_code = None  # the dispatcher, once compiled for the first call's types
@@ -117,10 +119,11 @@ class TieredFunction:
         self.last_tier = PYTHON
         if not self.hands_over:
             return self.python_function(*args)
+        saved = self.written.saved(args)
         try:
             return self.python_function(*args)
-        except MachineCodeReady:
-            pass  # the run stopped, having written nothing the caller sees: the machine code runs it
+        except MachineCodeReady:  # the run stopped: put back what it wrote, the machine code runs it
+            self.written.restore(saved)
         self.last_tier = NUMBA
         return self.machine_code(*args)
 

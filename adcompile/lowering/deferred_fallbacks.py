@@ -30,12 +30,23 @@ def writes_no_argument(fn):
     """Whether no statement of ``fn`` writes into memory one of its parameters may view, nor
     pushes onto or pops from a tape it was given (the backward half of a ``vjp`` pops the
     forward half's tapes: a run stopped midway would leave them short)."""
-    params = set(fn.params)
-    names = {p.name for p in fn.params}
+    written, uses_given_tapes = argument_effects(fn)
+    return not written and not uses_given_tapes
+
+
+def argument_effects(fn):
+    """``(written, uses_given_tapes)``: the positions of the parameters of ``fn`` into whose
+    memory a statement may write (through the parameter or any view of it, ``ir/memory.py``),
+    and whether it pushes onto or pops from a tape it was given."""
     roots = memory_roots(fn.body, fn.params)
-    return not any((isinstance(stmt, SetItem) and roots.get(stmt.array, {stmt.array}) & params)
-                   or (isinstance(stmt, (Push, Pop)) and stmt.tape.name in names)
-                   for stmt in walk(fn.body))
+    names = {p.name for p in fn.params}
+    written, uses_given_tapes = set(), False
+    for stmt in walk(fn.body):
+        if isinstance(stmt, SetItem):
+            written |= roots.get(stmt.array, {stmt.array})
+        elif isinstance(stmt, (Push, Pop)) and stmt.tape.name in names:
+            uses_given_tapes = True
+    return tuple(k for k, param in enumerate(fn.params) if param in written), uses_given_tapes
 
 
 def defer_unfused_fallbacks(fn):
