@@ -4,7 +4,8 @@ The frontend, the derivative rules and the transforms all construct IR through a
 so every value gets its type from the primitive table in one place.
 """
 from .nodes import Assign, Const, Var, const
-from .primitives import result_type
+from .primitives import Kind, has_kind, result_type
+from .types import promote_dtypes, to_float
 
 
 class Namer:
@@ -55,12 +56,20 @@ class Builder:
     def emit(self, prim, args, target=None, **params):
         """Append ``target = prim(*args)`` and return target (a new temp if not given)."""
         args = [a if isinstance(a, (Var, Const)) else const(a) for a in args]
+        if has_kind(prim, Kind.ONE_DTYPE_OPERANDS):
+            args = self._one_float_dtype(args)
         type_ = result_type(prim, [a.type for a in args], params,
                                        [isinstance(a, Const) for a in args])
         if target is None:
             target = self.temp(type_)
         self.block.append(Assign(target, prim, args, params, self.loc))
         return target
+
+    def _one_float_dtype(self, args):
+        """``args`` cast to their common float dtype where they differ (a derivative rule's
+        tangent or cotangent may have another dtype than the operand it goes with)."""
+        dtype = to_float(promote_dtypes(*[a.type.dtype for a in args]))
+        return [a if a.type.dtype == dtype else self.emit("as_dtype", [a], dtype=dtype) for a in args]
 
     def append(self, stmt):
         if stmt.loc is None:

@@ -160,6 +160,11 @@ class ForwardTransform:
             tangent = b.call("copy", tangent)
         if tangent is None:
             tangent = b.call("zeros_like", result)
+        elif target.type.is_float and tangent.type.dtype != target.type.dtype:
+            # A tangent has its value's dtype (as in JAX): ``v = 0.25 * np.arange(3) + x32`` is
+            # float64 while its rule's tangent is dx32's float32, and an operation of the rules
+            # that follow may take one dtype only (numba's np.linalg.solve).
+            tangent = b.call("as_dtype", tangent, dtype=target.type.dtype)
         if self_referencing:
             out.append(Assign(target, "alias", [result], loc=stmt.loc))
         last = out[-1]

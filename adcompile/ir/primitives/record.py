@@ -46,6 +46,7 @@ class Kind(enum.Enum):
     OWNED_LIKE_FIRST = "its array result is its first argument's whole buffer or a new array: owned if that is"
     C_ORDERED_RESULT = "numba types its array result 'C'-ordered whatever its operands' layouts"
     LAYOUT_LIKE_FIRST = "a new array of its first argument's layout if 'C' or 'F', else 'C' (numba's empty_like)"
+    ONE_DTYPE_OPERANDS = "numba runs it on operands of one float dtype only (LAPACK): the Builder casts them to it"
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ there (the values' derivative stays right).
 """
 from ...nodes import const
 from ...types import Type, to_float
-from ..declare import RULE_ONLY, VIEW, define
+from ..declare import ONE_DTYPE_OPERANDS, RULE_ONLY, VIEW, define
 from ..shape_rules import same_as_argument
 
 
@@ -182,7 +182,7 @@ def _right_divide_jvp(b, tangents, out, args, params, prim):
 
 # right_divide(X, R) = X R^-1 (R square and invertible)
 define("right_divide", lambda t, p, c=None: Type(to_float(t[0].dtype), 2), "np.linalg.solve(_1.T, _0.T).T",
-       kinds={RULE_ONLY}, vjp=_right_divide_vjp, jvp=_right_divide_jvp)
+       kinds={RULE_ONLY, ONE_DTYPE_OPERANDS}, vjp=_right_divide_vjp, jvp=_right_divide_jvp)
 
 
 def _square_qr_factor_vjp(b, g, out, args, params, active):

@@ -14,7 +14,7 @@ numpy's cholesky reads only the lower triangle of A, so its derivative is taken 
 to that triangle (the upper one gets a zero cotangent), as numpy's value depends on it.
 """
 from ...types import Type, promote_dtypes, to_float
-from ..declare import NON_DIFFERENTIABLE, RULE_ONLY, define
+from ..declare import NON_DIFFERENTIABLE, ONE_DTYPE_OPERANDS, RULE_ONLY, define
 from ..shape_rules import same_as_argument
 from ..type_rules import float_of_first
 
@@ -58,8 +58,8 @@ def _solve_batch(b, args, batched, params, size):
     return b.call("reshape", solved, n, p, size)
 
 
-define("solve", _solve_type, "np.linalg.solve(_0, _1)", vjp=_solve_vjp, jvp=_solve_jvp, shape=same_as_argument(1),
-       batch=_solve_batch)
+define("solve", _solve_type, "np.linalg.solve(_0, _1)", kinds={ONE_DTYPE_OPERANDS}, vjp=_solve_vjp, jvp=_solve_jvp,
+       shape=same_as_argument(1), batch=_solve_batch)
 
 
 def _inv_vjp(b, g, out, args, params, active):
