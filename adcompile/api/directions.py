@@ -66,7 +66,16 @@ def cotangent_leaves(base_ir, cotangents, structure=None):
     # a 0-d array is a number (the generated code updates scalar adjoints with +=)
     cotangents = tuple(c[()] if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangents)
     check_against(cotangents, base_ir.results, "cotangent")
-    return cotangents
+    return tuple(_with_dtype_of(c, out) for c, out in zip(cotangents, base_ir.results))
+
+
+def _with_dtype_of(cotangent, out):
+    """A cotangent array has its output's float dtype, as a tangent has its argument's (the
+    code's adjoints are typed by their values: a float64 cotangent of a float32 output would
+    change an adjoint's dtype between iterations of a loop, which numba cannot type)."""
+    if isinstance(cotangent, np.ndarray) and out.type.is_float and cotangent.dtype != np.dtype(out.type.dtype):
+        return cotangent.astype(out.type.dtype)
+    return cotangent
 
 
 def check_against(values, outs, what):
