@@ -367,6 +367,24 @@ def f(x, A):
         second_order=True,
         seed=1,  # a seed whose Hessian is taken with respect to x
     ),
+    RegressionCase(
+        name="early_return_in_a_while_loop_that_never_runs",
+        source='''
+import numpy as np
+
+def f(x, b):
+    count = 0
+    while count < 0:
+        count += 1
+        if x[0] < 0.08:
+            return x[count]
+    return 0.5 * b
+''',
+        args=(np.array([0.1, 0.2, 0.3]), 0.3),
+        kind="crash:forward:GeneratedCodeError",  # numba random program 45000012: numba prunes the loop
+        backend="numba",                          # (a constant condition), leaving `_result` undefined
+        xfail="numba: Unsupported assignment encountered: Undefined (`_result` of the early return)",
+    ),
 ]
 
 
