@@ -12,7 +12,7 @@ import ast
 from .deep_recursion import deep_recursion, too_deeply_nested
 from ..errors import AdCompileError, TypeMismatchError, UnsupportedSyntaxError, located
 from ..ir.builder import Builder, Namer, const
-from ..ir.memory import memory_roots
+from ..ir.memory import converted_alias_conflict
 from ..ir.nodes import Assign, Const, Function, SetItem, Var, walk
 from ..ir.types import B1, F8, NUMPY_NAME, Type
 from ..passes.constant_conditions import resolve_constant_conditions
@@ -46,6 +46,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         self.base_depth = 0  # the depth of the call site when inlined
         self.env = {}
         self.hidden_params = []   # (Var, numpy array) for global/closure arrays
+        self.converted_aliases = []  # see translate_body
         self.scope_globals = dict(pyfunc.__globals__)
         self.scope = Scope(pyfunc)
         # (id(container), key) -> (container, key, value): what a cache of this compile depends on,
@@ -68,6 +69,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         callee = Translator.__new__(Translator)
         Translator.__init__(callee, pyfunc, [], namer=self.namer, hints=self.hints)
         callee.external_reads = self.external_reads
+        callee.converted_aliases = self.converted_aliases
         return callee
 
     # ------------------------------------------------------------------ errors
@@ -113,25 +115,42 @@ class Translator(StatementTranslation, ExpressionTranslation):
             if widened is None or var.type.dtype == "none" or widened == var.type or self.env.get(var.name) is not var:
                 continue
             local = Var(self.namer.fresh(var.name), widened)
-            self.block.append(Assign(local, "as_dtype", [var], {"dtype": widened.dtype}, loc=self.src.location(node)))
+            conversion = Assign(local, "as_dtype", [var], {"dtype": widened.dtype}, loc=self.src.location(node))
+            self.block.append(conversion)
+            self.converted_aliases.append(conversion)
             self.env[var.name] = local
             self.widened_params[local] = var
 
-    def check_widened_parameters_unwritten(self):
-        """A write into a parameter read through a widened copy would change the copy, not the
-        caller's array, where numpy changes the caller's array: a located error instead."""
-        if not self.widened_params:
+    def check_converted_aliases(self, params):
+        """A name numpy binds to an existing array but compiled code to a converted copy (see
+        ``assignment``, ``widen_parameters``) must not be written through, nor its array
+        written while the copy is still read: the invariant is ``ir.memory.converted_alias_conflict``'s;
+        a located error where the write would take another course than numpy's."""
+        if not self.converted_aliases:
             return
-        roots = memory_roots(self.block, list(self.widened_params))
-        for stmt in walk(self.block):
-            if isinstance(stmt, SetItem):
-                for copy, param in self.widened_params.items():
-                    if copy in roots.get(stmt.array, {stmt.array}):
-                        raise located(TypeMismatchError,
-                                      f"'{param.name}' is written in place and also assigned "
-                                      f"{copy.type.describe()}; compiled code keeps one dtype per variable, "
-                                      f"so the write would not reach the {NUMPY_NAME[param.type.dtype]} array "
-                                      f"passed in: give the new value another name", stmt.loc)
+        results = [atom for atom in (self.results[0] if self.results else []) if isinstance(atom, Var)]
+        conflict = converted_alias_conflict(self.block, self.converted_aliases, params, results)
+        if conflict is None:
+            return
+        conversion, write, copy_written = conflict
+        copy, source = conversion.target, conversion.args[0]
+        param = self.widened_params.get(copy)
+        if param is not None:
+            raise located(TypeMismatchError,
+                          f"'{param.name}' is written in place and also assigned "
+                          f"{copy.type.describe()}; compiled code keeps one dtype per variable, "
+                          f"so the write would not reach the {NUMPY_NAME[param.type.dtype]} array "
+                          f"passed in: give the new value another name", write.loc)
+        line = f" at line {conversion.loc.lineno}" if conversion.loc is not None else ""
+        numpy_array = f"the {NUMPY_NAME[source.type.dtype]} array '{copy.name}' names{line}"
+        missed = (f"this write into '{copy.name}' would not reach {numpy_array}, which is read later"
+                  if copy_written else
+                  f"'{copy.name}', read later, would not see this write into {numpy_array}")
+        raise located(TypeMismatchError,
+                      f"'{copy.name}' is also assigned {copy.type.describe()}; compiled code keeps one dtype "
+                      f"per variable, so it holds a converted copy where numpy shares one array: {missed}; "
+                      f"give the wider value another name, or copy explicitly (np.copy) where '{copy.name}' "
+                      f"is assigned", write.loc)
 
     def translate_body(self, params, name=None):
         """The IR Function of the body, once ``params`` are bound in ``env``: the hidden
@@ -141,9 +160,10 @@ class Translator(StatementTranslation, ExpressionTranslation):
         self.builder = Builder(self.namer, self.block)
         self.results = None
         self.widened_params = {}  # widened copy -> the parameter it copies
+        self.converted_aliases = []  # the Assigns converting an array numpy would alias (shared with inlined callees)
         self.widen_parameters(params, node)
         self.statements(node.body if self.called_rule is None else self.rule_call_body(node))
-        self.check_widened_parameters_unwritten()
+        self.check_converted_aliases(params + [var for var, _ in self.hidden_params])
         if self.results is None:
             raise self.error("the function must end with a return statement", node)
         if self.results[1] is None:
@@ -250,7 +270,9 @@ class Translator(StatementTranslation, ExpressionTranslation):
         conditional expression: float32 -> float64). numba unifies a variable's scalar types,
         not its array dtypes: an array of another dtype is converted, the rest aliased."""
         if target.type != value.type and target.type.ndim:
-            return Assign(target, "as_dtype", [value], {"dtype": target.type.dtype}, loc=self.loc)
+            conversion = Assign(target, "as_dtype", [value], {"dtype": target.type.dtype}, loc=self.loc)
+            self.converted_aliases.append(conversion)  # a copy where numpy aliases: checked at the end
+            return conversion
         return Assign(target, "alias", [value], loc=self.loc)
 
     def retarget(self, value, target):

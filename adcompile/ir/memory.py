@@ -10,7 +10,7 @@ writes (reverse mode's saving, common subexpressions, the code generator's inlin
     v = w[1:]          # roots: {w}
     t = v.T            # roots: {w}
 """
-from .nodes import Assign, Var, walk
+from .nodes import Assign, For, SetItem, Var, While, walk
 from .primitives import Kind, has_kind
 
 
@@ -49,3 +49,80 @@ def sharing(variables, roots):
     for var in variables:
         out |= roots.get(var, set())
     return out
+
+
+def _program_order(body):
+    """(id(stmt) -> its index in program order, id(stmt) -> [(id(block), index of the statement
+    of that block holding it)] from the outermost block in, the (first, last) index span of every loop)."""
+    position, chains, loops = {}, {}, []
+
+    def visit(block, chain):
+        for stmt in block:
+            first = position[id(stmt)] = len(position)
+            chains[id(stmt)] = inner_chain = chain + [(id(block), first)]
+            for inner in stmt.blocks():
+                visit(inner, inner_chain)
+            if isinstance(stmt, (For, While)):
+                loops.append((first, len(position) - 1))
+
+    visit(body, [])
+    return position, chains, loops
+
+
+def converted_alias_conflict(body, conversions, params, results):
+    """The first write that makes a converted alias differ from numpy, as (conversion, SetItem,
+    whether the SetItem writes the copy), or None.
+
+    Invariant: where numpy binds a name to an existing array (``M = A``) and compiled code
+    converts it instead (``M = A.astype(np.float64)``: numba keeps one dtype per variable, and
+    another assignment widens ``M``; or a parameter widened at entry), ``M`` is a copy where
+    numpy shares ``A``'s memory. That is sound only while no write into one of the two memories
+    may run after the conversion while the other is still observed: read later (the copy: before
+    ``M`` is bound again), or, for memory of a parameter, seen by the caller. ``conversions``:
+    the converting Assigns (target: the copy, ``args[0]``: the array numpy would share). "May run
+    after": later in program order, or in one loop. Conservative: a rebinding of ``M`` counts
+    only in a block holding the write, after it; one of the source array's name is not looked for."""
+    roots = memory_roots(body, params)
+    position, chains, loops = _program_order(body)
+    end = len(position)  # the return's results are read after every statement
+
+    def may_follow(a, b):
+        return b > a or any(first <= a <= last and first <= b <= last for first, last in loops)
+
+    reads = [(position[id(stmt)], atom) for stmt in walk(body) for atom in stmt.reads() if isinstance(atom, Var)]
+    reads += [(end, atom) for atom in results if isinstance(atom, Var)]
+    writes = [stmt for stmt in walk(body) if isinstance(stmt, SetItem)]
+    bindings = {}  # Var -> (id(block), index) of the Assigns binding it
+    for stmt in walk(body):
+        if isinstance(stmt, Assign):
+            bindings.setdefault(stmt.target, []).append(chains[id(stmt)][-1])
+    outside = {p for p in params if p.type.ndim > 0}
+
+    def rebound_between(copy, write, read_at):
+        """Whether every path from ``write`` to the read at ``read_at`` binds ``copy`` anew: a
+        binding after the write in a block holding it, the read not between the two."""
+        holding = dict(chains[id(write)])
+        return any(block in holding and holding[block] < at and not holding[block] <= read_at < at
+                   for block, at in bindings.get(copy, ()))
+
+    for conversion in conversions:
+        copy, source = conversion.target, conversion.args[0]
+        if not isinstance(source, Var) or id(conversion) not in position:
+            continue
+        at = position[id(conversion)]
+        source_memory = roots.get(source, {source})
+        for write in writes:
+            write_at = position[id(write)]
+            if not may_follow(at, write_at):
+                continue
+            written = roots.get(write.array, {write.array})
+            later = [(read_at, var) for read_at, var in reads if may_follow(write_at, read_at)]
+            # the source's memory written: the copy, read later, misses the write
+            if written & source_memory and any(copy in roots.get(var, {var}) and not rebound_between(copy, write, read_at)
+                                               for read_at, var in later):
+                return conversion, write, False
+            # the copy written: the source's array, read later or the caller's, misses the write
+            if copy in written and (source_memory & outside
+                                    or any(roots.get(var, {var}) & source_memory for _, var in later)):
+                return conversion, write, True
+    return None
