@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import adcompile
-from oracles import assert_symmetric, hessian_by_differences
+from oracles import assert_symmetric, hessian_by_differences, hessian_by_second_differences
 
 RNG = np.random.default_rng(11)
 
@@ -106,6 +106,32 @@ def test_scalar_hessian_and_grad_of_grad_through_a_long_loop():
     mixed = adcompile.grad(adcompile.grad(f, wrt=0), wrt=1)(k, c)
     numeric_mixed = (first(k, c + eps) - first(k, c - eps)) / (2 * eps)
     assert np.isclose(mixed, numeric_mixed, rtol=1e-6)
+
+
+def nuclear_norm_of_rank_one_tall(x):
+    return np.linalg.norm(x * np.ones((4, 3)), "nuc")  # 2 |x|: the matrix is rank 1 for every x
+
+
+def nuclear_norm_of_rank_one_wide(x):
+    return np.linalg.norm(x * np.ones((3, 4)), "nuc")  # sqrt(3) |x|
+
+
+@pytest.mark.parametrize("fn, x, rows", [
+    (nuclear_norm_of_rank_one_tall, np.array([0.2612507582897796, 0.9560172518871368, 0.7342699736525955]), 4),
+    (nuclear_norm_of_rank_one_wide, np.array([0.26, 0.956, -0.734, 0.4]), 3)], ids=["tall", "wide"])
+@pytest.mark.parametrize("backend", ["lowered", "numba"])
+def test_hvp_through_the_svd_of_a_rank_deficient_matrix(fn, x, rows, backend, monkeypatch):
+    """Random program 44004932: the singular values LAPACK gives a rank-deficient matrix beyond
+    its rank are rounding noise (~1e-17); the svd rules read them as zeros (no division by
+    them, nor by the gap between two of them), else the hvp came out ~1e15 for ~1. Against
+    second differences of plain numpy's values."""
+    if backend == "lowered":
+        monkeypatch.setenv("ADCOMPILE_FUSE", "all")
+    f = adcompile.compile(fn, backend="python" if backend == "lowered" else "numba")
+    v = np.linspace(-0.5, 0.7, x.size)
+    expected = hessian_by_second_differences(fn, (x,)) @ v
+    np.testing.assert_allclose(adcompile.hvp(f, (x,), (v,)), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(adcompile.grad(f)(x), np.sqrt(rows) * x / np.linalg.norm(x), rtol=1e-9)
 
 
 def test_second_derivative_through_a_while_loop():

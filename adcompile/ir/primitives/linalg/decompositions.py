@@ -18,8 +18,12 @@ that they differentiate again:
   a LAPACK one.
 
 Repeated eigen/singular values make F infinite: the derivative of the vectors is undefined
-there (the values' derivative stays right).
+there (the values' derivative stays right). The exception is zero singular values (a
+rank-deficient A): the svd rules read them as exact zeros and take the derivative along
+perturbations that keep the rank (``_svd_nonzero`` below).
 """
+import numpy as np
+
 from ...nodes import const
 from ...types import Type, to_float
 from ..declare import ONE_DTYPE_OPERANDS, RULE_ONLY, VIEW, define
@@ -61,11 +65,13 @@ def _identity_like(b, v):
     return eye if v.type.dtype == "f8" else b.call("as_dtype", eye, dtype=v.type.dtype)
 
 
-def _inverse_gaps(b, v):
-    """F_ij = 1 / (v_j - v_i) off the diagonal, 0 on it."""
-    eye = _identity_like(b, v)
+def _inverse_gaps(b, v, skipped=None):
+    """F_ij = 1 / (v_j - v_i) off the diagonal, 0 on it and where the 0/1 matrix ``skipped`` is 1."""
+    excluded = _identity_like(b, v)
+    if skipped is not None:
+        excluded = b.call("maximum", excluded, skipped)
     gaps = b.sub(_row(b, v), _col(b, v))
-    return b.div(b.sub(const(1.0), eye), b.add(gaps, eye))
+    return b.div(b.sub(const(1.0), excluded), b.add(gaps, excluded))
 
 
 def _diag_of_product(b, x, y):
@@ -114,6 +120,34 @@ def _svd_parts(b, a):
     return b.call("svd_u", a), b.call("svd_values", a), b.call("svd_vt", a)
 
 
+# The singular values the svd rules divide by. A singular value at or below numpy's rank
+# tolerance (``np.linalg.matrix_rank``: max(m, n) * eps * s_max, here with the 2-norm of s for
+# s_max: larger by at most sqrt(k), and 0 for an empty matrix) is a zero that LAPACK returned
+# as rounding noise (a rank-deficient A, e.g. ``x * np.ones((4, 3))``, has s = [s0, 1e-17, 1e-17]),
+# and the rules read it as an exact zero: 1 / s is 0 for it (the pseudo-inverse), and so is F_ij
+# for two of them. This is the derivative along perturbations that keep the rank (the only ones
+# along which a function of the singular values or vectors of A can be smooth there: the
+# nuclear norm has a kink, sum(s ** 2) does not depend on the null vectors at all); dividing
+# by the noise instead multiplied rounding errors of ~1e-16 by 1e17-1e34 (random program
+# 44004932: an hvp of 1e15 for one of 1). Every division by a singular value or a gap of
+# squared singular values in the four rules below goes through these two functions.
+def _svd_nonzero(b, a, s):
+    """1 where the singular value s_i of ``a`` is above the rank tolerance, else 0 (in s's dtype)."""
+    dtype = s.type.dtype
+    largest = b.call("maximum", b.call("dim", a, axis=0), b.call("dim", a, axis=1))
+    tolerance = b.mul(b.mul(largest, const(float(np.finfo(np.dtype(dtype)).eps))), b.call("norm", s))
+    return b.call("as_dtype", b.call("gt", s, tolerance), dtype=dtype)
+
+
+def _svd_inverse_gaps_and_reciprocals(b, a, s):
+    """F_ij = 1 / (s_j^2 - s_i^2) (0 on the diagonal and between two zero singular values) and
+    1 / s_i (0 for a zero singular value) -- zero as ``_svd_nonzero`` reads it."""
+    nonzero = _svd_nonzero(b, a, s)
+    zero = b.sub(const(1.0), nonzero)
+    gaps = _inverse_gaps(b, b.mul(s, s), skipped=b.mul(_col(b, zero), _row(b, zero)))
+    return gaps, b.div(nonzero, b.add(s, zero))
+
+
 def _svd_values_vjp(b, g, out, args, params, active):
     u, _, vt = _svd_parts(b, args[0])
     return [_mm(b, b.mul(u, g), vt)]
@@ -127,39 +161,43 @@ def _svd_values_jvp(b, tangents, out, args, params, prim):
 def _svd_u_vjp(b, g, out, args, params, active):
     # U (J + J^T) S V^T + (I - U U^T) g S^-1 V^T with J = F o (U^T g)
     u, s, vt = _svd_parts(b, args[0])
-    j = b.mul(_inverse_gaps(b, b.mul(s, s)), _mm(b, _t(b, u), g))
+    gaps, reciprocals = _svd_inverse_gaps_and_reciprocals(b, args[0], s)
+    j = b.mul(gaps, _mm(b, _t(b, u), g))
     core = _mm(b, u, b.mul(b.add(j, _t(b, j)), _row(b, s)))
-    outside = b.div(b.sub(g, _mm(b, u, _mm(b, _t(b, u), g))), _row(b, s))
+    outside = b.mul(b.sub(g, _mm(b, u, _mm(b, _t(b, u), g))), _row(b, reciprocals))
     return [_mm(b, b.add(core, outside), vt)]
 
 
 def _svd_vt_vjp(b, g, out, args, params, active):
     # U S (K + K^T) V^T + U S^-1 g (I - V V^T) with K = F o (V^T g^T), g the cotangent of V^T
     u, s, vt = _svd_parts(b, args[0])
-    k = b.mul(_inverse_gaps(b, b.mul(s, s)), _mm(b, vt, _t(b, g)))
+    gaps, reciprocals = _svd_inverse_gaps_and_reciprocals(b, args[0], s)
+    k = b.mul(gaps, _mm(b, vt, _t(b, g)))
     core = b.mul(_col(b, s), b.add(k, _t(b, k)))
-    outside = b.div(b.sub(g, _mm(b, _mm(b, g, _t(b, vt)), vt)), _col(b, s))
+    outside = b.mul(b.sub(g, _mm(b, _mm(b, g, _t(b, vt)), vt)), _col(b, reciprocals))
     return [_mm(b, u, b.add(_mm(b, core, vt), outside))]
 
 
 def _svd_u_jvp(b, tangents, out, args, params, prim):
     # U (F o (dS S + S dS^T)) + (dA V - U dS) S^-1 with dS = U^T dA V
     u, s, vt = _svd_parts(b, args[0])
+    gaps, reciprocals = _svd_inverse_gaps_and_reciprocals(b, args[0], s)
     da_v = _mm(b, tangents[0], _t(b, vt))
     ds = _mm(b, _t(b, u), da_v)
     scaled = b.mul(ds, _row(b, s))
-    core = _mm(b, u, b.mul(_inverse_gaps(b, b.mul(s, s)), b.add(scaled, _t(b, scaled))))
-    return b.add(core, b.div(b.sub(da_v, _mm(b, u, ds)), _row(b, s)))
+    core = _mm(b, u, b.mul(gaps, b.add(scaled, _t(b, scaled))))
+    return b.add(core, b.mul(b.sub(da_v, _mm(b, u, ds)), _row(b, reciprocals)))
 
 
 def _svd_vt_jvp(b, tangents, out, args, params, prim):
     # the transpose of V (F o (S dS + dS^T S)) + (dA^T U - V dS^T) S^-1, with dS = U^T dA V
     u, s, vt = _svd_parts(b, args[0])
+    gaps, reciprocals = _svd_inverse_gaps_and_reciprocals(b, args[0], s)
     ut_da = _mm(b, _t(b, u), tangents[0])
     ds = _mm(b, ut_da, _t(b, vt))
     scaled = b.mul(_col(b, s), ds)
-    core = _mm(b, _t(b, vt), b.mul(_inverse_gaps(b, b.mul(s, s)), b.add(scaled, _t(b, scaled))))
-    return b.add(_t(b, core), b.div(b.sub(ut_da, _mm(b, ds, vt)), _col(b, s)))
+    core = _mm(b, _t(b, vt), b.mul(gaps, b.add(scaled, _t(b, scaled))))
+    return b.add(_t(b, core), b.mul(b.sub(ut_da, _mm(b, ds, vt)), _col(b, reciprocals)))
 
 
 define("svd_values", _float_vector, "rt.singular_values(_0)", vjp=_svd_values_vjp, jvp=_svd_values_jvp)
