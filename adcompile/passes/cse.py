@@ -10,8 +10,12 @@ alias of their memory), the second (a temporary) is replaced by the first:
     br += _t_9
 
 The first may be a variable the user named (``w = np.linalg.eigvalsh(A)``, recomputed by the
-derivative rules of the decomposition) when it is assigned once and nothing ever writes into
-its memory; a user-named repeat is kept, as the user wrote it.
+derivative rules of the decomposition); a user-named repeat is kept, as the user wrote it.
+Both the first and the repeat must keep the value they were computed with: assigned once, and
+nothing anywhere writes into their memory, also through a view. A temporary is no exception:
+``M2 = np.flip(np.sin(A), axis=1)`` is a view of the temporary ``np.sin(A)`` that the user
+may write into, so the temporary does not hold ``sin(A)`` for the derivative of ``cos(A)``,
+nor may a repeat of ``sin(A)`` whose view is written be replaced by another ``sin(A)``.
 Primitives of kind NEVER_MERGED (allocations, whose results may be written to) are never merged;
 the arguments of a COMMUTATIVE one (``add``, ``mul``) match in either order.
 """
@@ -38,7 +42,8 @@ def _written(stmt, roots):
 
 
 class _Holders:
-    """Which assigned variables may stand for a later repeat of their computation."""
+    """Which assigned variables may stand for a later repeat of their computation, and which
+    repeats may be replaced by them."""
 
     def __init__(self, uses, roots):
         self.uses = uses
@@ -47,10 +52,15 @@ class _Holders:
             self.written_memory |= roots.get(var, {var})
         self.roots = roots
 
-    def can_hold(self, var):
-        if not self.uses.single_def(var):
-            return False
-        return var.is_temp or not (self.roots.get(var, {var}) & self.written_memory)
+    def keeps_its_value(self, var):
+        """The invariant of a merge, for the holder and the repeat alike: ``var`` is assigned
+        once and no statement writes into its memory (itself, or any view or alias of it), so
+        that wherever it is read it has the value its statement computed. A temporary is held
+        to it as a named variable is: the user may write through a view of a temporary."""
+        return self.uses.single_def(var) and not (self.roots.get(var, {var}) & self.written_memory)
+
+    def can_be_replaced(self, var):
+        return var.is_temp and self.keeps_its_value(var)
 
 
 class _Available:
@@ -89,10 +99,10 @@ def _block(block, holders, replacements, roots):
             stmt.args = args
             key = _key(stmt)
             holder = available.get(key)
-            if holder is not None and stmt.target.is_temp and holders.uses.single_def(stmt.target):
+            if holder is not None and holders.can_be_replaced(stmt.target):
                 replacements[stmt.target] = holder
                 continue
-            if holder is None and holders.can_hold(stmt.target):
+            if holder is None and holders.keeps_its_value(stmt.target):
                 available.add(key, stmt.target, sharing({a for a in args if isinstance(a, Var)}, roots))
         written = _written(stmt, roots)
         if written:
