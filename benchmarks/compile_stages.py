@@ -34,28 +34,11 @@ LOWERING = {"native_lowering", "native_parfor_lowering"}
 
 
 def gmm_loops():
-    import numpy as np
     import adcompile
+    import gmm_loop_form
 
-    @adcompile.compile
-    def gmm(alphas, means, icf, x):
-        n, d = x.shape
-        k = alphas.shape[0]
-        total = 0.0
-        for i in range(n):
-            terms = np.empty(k)
-            for j in range(k):
-                q = np.exp(icf[j])
-                diff = q * (x[i] - means[j])
-                terms[j] = alphas[j] + np.sum(icf[j]) - 0.5 * np.sum(diff * diff)
-            m = np.max(terms)
-            total += m + np.log(np.sum(np.exp(terms - m)))
-        m = np.max(alphas)
-        return total - n * (m + np.log(np.sum(np.exp(alphas - m)))) + 0.5 * np.sum(np.exp(icf) ** 2)
-
-    rng = np.random.default_rng(0)
-    args = (rng.normal(size=5), rng.normal(size=(5, 3)), 0.1 * rng.normal(size=(5, 3)), rng.normal(size=(50, 3)))
-    g = adcompile.grad(gmm, wrt=(0, 1, 2))
+    g = adcompile.grad(adcompile.compile(gmm_loop_form.gmm), wrt=(0, 1, 2))
+    args = gmm_loop_form.arguments()
     return lambda: g(*args)
 
 

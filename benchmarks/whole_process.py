@@ -25,7 +25,8 @@ import sys
 import tempfile
 import time
 
-REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPOSITORY = os.path.dirname(HERE)
 
 DATA = """
 import numpy as np
@@ -82,31 +83,15 @@ print("losses", [round(loss, 4) for loss in losses])
 
 GMM_DATA = """
 import numpy as np
-rng = np.random.default_rng(0)
-alphas, means, icf, x = (rng.normal(size=5), rng.normal(size=(5, 3)), 0.1 * rng.normal(size=(5, 3)),
-                         rng.normal(size=(50, 3)))
+from gmm_loop_form import arguments
+alphas, means, icf, x = arguments()
 """
 
 GMM_ADCOMPILE = GMM_DATA + """
 import adcompile
+from gmm_loop_form import gmm
 
-@adcompile.compile
-def gmm(alphas, means, icf, x):
-    n, d = x.shape
-    k = alphas.shape[0]
-    total = 0.0
-    for i in range(n):
-        terms = np.empty(k)
-        for j in range(k):
-            q = np.exp(icf[j])
-            diff = q * (x[i] - means[j])
-            terms[j] = alphas[j] + np.sum(icf[j]) - 0.5 * np.sum(diff * diff)
-        m = np.max(terms)
-        total += m + np.log(np.sum(np.exp(terms - m)))
-    m = np.max(alphas)
-    return total - n * (m + np.log(np.sum(np.exp(alphas - m)))) + 0.5 * np.sum(np.exp(icf) ** 2)
-
-gradient = adcompile.grad(gmm, wrt=(0, 1, 2))(alphas, means, icf, x)
+gradient = adcompile.grad(adcompile.compile(gmm), wrt=(0, 1, 2))(alphas, means, icf, x)
 print("gradient", round(float(sum(np.sum(g) for g in gradient)), 6))
 """
 
@@ -136,7 +121,7 @@ WORKLOADS = {"fit": (FIT_ADCOMPILE, "eager PyTorch loop", "torch", FIT_TORCH),
 
 def run_script(text, epochs, cache_dir=None):
     """(CPU seconds, wall seconds, last output line) of ``text`` run in a new process."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (REPOSITORY, os.environ.get("PYTHONPATH")) if p))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (REPOSITORY, HERE, os.environ.get("PYTHONPATH")) if p))
     if cache_dir is not None:
         env["ADCOMPILE_CACHE_DIR"] = cache_dir
     script = os.path.join(tempfile.mkdtemp(prefix="whole_process_"), "script.py")  # adcompile reads source files
