@@ -166,13 +166,15 @@ class FunctionWriter:
                 and not stmt.inplace)
 
     def flush(self, pending, indent, written=None, in_place=False):
-        """Emit pending temporaries (all, or those reading a variable in ``written``; for a
-        write ``in_place``, those reading any array sharing memory with one in ``written``)."""
+        """Emit pending temporaries (all, or those in ``written`` or reading a variable in it;
+        for a write ``in_place``, also those reading any array sharing memory with one in
+        ``written``). A pending temporary that a statement writes into is emitted before it:
+        its definition (an ``np.empty`` read by nothing but the write) must exist there."""
         if written is not None and in_place:
             written = sharing(written, self.roots)
         for var in list(pending):
             expr, reads = pending[var]
-            if written is None or reads & written:
+            if written is None or var in written or reads & written:
                 del pending[var]
                 self.emit(indent, f"{self.name(var)} = {_src(expr)}")
 

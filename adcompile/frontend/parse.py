@@ -169,6 +169,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         if self.results[1] is None:
             raise self.error("the function must return a value", node, UnsupportedSyntaxError)
         params = params + [var for var, _ in self.hidden_params]
+        self.block[:0] = self.result_placeholders(params)
         fn = Function(name or node.name, params, self.block, self.results[0], self.results[1], self.src.filename)
         if getattr(self, "result_structure", None) is not None:  # a nested tuple, returned flat
             fn.result_structure = self.result_structure
@@ -177,6 +178,15 @@ class Translator(StatementTranslation, ExpressionTranslation):
         resolve_constant_conditions(fn)
         return fn
     called_rule = None  # a custom_vjp/custom_jvp function compiled as a whole: its call is the body
+
+    def result_placeholders(self, params):
+        """Placeholders of the result variables of a function whose early returns were lowered
+        to ``_result = e`` under flags (``early_exits.py``): assigned on every path at run time,
+        they need a value of their type on every path numba sees too."""
+        if not getattr(self.src.node, "returns_through_result", False):
+            return []
+        results = dict.fromkeys(a for a in self.results[0] if isinstance(a, Var) and a not in params)
+        return [Assign(var, "placeholder", [], {"type": var.type}) for var in results]
 
     def rule_call_body(self, node):
         """``return <the rule>(<the parameters>)`` at the ``def`` line: ``grad(f)`` of a ``custom_vjp``

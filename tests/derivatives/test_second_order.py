@@ -135,6 +135,28 @@ def test_hvp_through_the_svd_of_a_rank_deficient_matrix(fn, x, rows, backend, mo
     np.testing.assert_allclose(adcompile.grad(f)(x), np.sqrt(rows) * x / np.linalg.norm(x), rtol=1e-9)
 
 
+def spectral_of_a_scaled_identity(x):
+    """sum(w ** 2) + x1 w[-1] for w the eigenvalues of x0 * I + x1 * e e^T (e the last unit
+    vector): exactly a double eigenvalue x0 at every x, the other x0 + x1."""
+    a = x[0] * np.eye(3) + x[1] * np.outer(np.eye(3)[2], np.eye(3)[2])
+    w = np.linalg.eigvalsh(a)
+    return np.sum(w ** 2) + w[-1] * x[1]
+
+
+@pytest.mark.parametrize("backend", ["lowered", "numba"])
+def test_hessian_through_eigh_at_repeated_eigenvalues(backend, monkeypatch):
+    """Random program 44006428: eigenvalues equal up to rounding gave 1 / (w_j - w_i) = inf
+    times a zero tangent, NaN in the Hessian; the eigh rules read them as equal (0 there).
+    The function is smooth (sum(w ** 2) is the squared Frobenius norm): against second
+    differences of plain numpy's values."""
+    if backend == "lowered":
+        monkeypatch.setenv("ADCOMPILE_FUSE", "all")
+    f = adcompile.compile(spectral_of_a_scaled_identity, backend="python" if backend == "lowered" else "numba")
+    x = np.array([0.7, 0.4])
+    expected = hessian_by_second_differences(spectral_of_a_scaled_identity, (x,))
+    np.testing.assert_allclose(adcompile.hessian(f)(x), expected, rtol=1e-6, atol=1e-6)
+
+
 def test_second_derivative_through_a_while_loop():
     f = adcompile.compile(fixed_point, backend="python")
     a = 0.9

@@ -11,6 +11,16 @@ import pytest
 from randprog.regression import RegressionCase
 from randprog.shrink import snippet
 
+# lowered random program 46008422: a fused loop's buffer that only its fill writes
+FUSED_BUFFER_WRITTEN_BUT_NEVER_READ = '''
+import numpy as np
+
+def f(y):
+    v2 = np.sum(np.eye(2), axis=0)
+    u3 = np.sin(v2[:1]) + (1.0 + v2[::2])
+    return np.sum(y * y)
+'''
+
 CASES = [
     RegressionCase(
         name="loop_variable_reused_after_negative_step_loop",
@@ -368,6 +378,36 @@ def f(x, A):
         seed=1,  # a seed whose Hessian is taken with respect to x
     ),
     RegressionCase(
+        name="fused_buffer_written_but_never_read",
+        source=FUSED_BUFFER_WRITTEN_BUT_NEVER_READ,
+        args=(np.array([0.67, -0.47, 0.91]),),
+        kind="crash:forward:UnboundLocalError",  # lowered random program 46008422 (and 46000279, 46006480):
+        backend="lowered",                       # `_t_3[0] = ...` written before `_t_3 = np.empty(...)`
+    ),
+    RegressionCase(
+        name="fused_buffer_written_but_never_read_numba",
+        source=FUSED_BUFFER_WRITTEN_BUT_NEVER_READ,
+        args=(np.array([0.67, -0.47, 0.91]),),
+        kind="crash:forward:UnboundLocalError",
+        backend="numba",
+    ),
+    RegressionCase(
+        name="hvp_of_eigenvalues_of_an_exactly_zero_matrix",
+        source='''
+import numpy as np
+
+def f(x, A):
+    A = A - A
+    x = np.linalg.eigvalsh(A[:3, 1:])
+    return np.mean(x)
+''',
+        args=(np.array([-0.28, 0.6, -0.46]), np.array([[0.03, 0.33, -0.31, -0.49], [0.43, 0.87, 0.78, 0.26],
+                                                   [0.2, -0.93, 0.79, -0.81]])),
+        kind="wrong:hvp-vs-fd",  # lowered random program 44006428: repeated eigenvalues gave 0 * inf = NaN
+        backend="lowered",
+        second_order=True,
+    ),
+    RegressionCase(
         name="early_return_in_a_while_loop_that_never_runs",
         source='''
 import numpy as np
@@ -381,9 +421,8 @@ def f(x, b):
     return 0.5 * b
 ''',
         args=(np.array([0.1, 0.2, 0.3]), 0.3),
-        kind="crash:forward:GeneratedCodeError",  # numba random program 45000012: numba prunes the loop
+        kind="crash:forward:GeneratedCodeError",  # numba random program 45000012: numba pruned the loop
         backend="numba",                          # (a constant condition), leaving `_result` undefined
-        xfail="numba: Unsupported assignment encountered: Undefined (`_result` of the early return)",
     ),
 ]
 

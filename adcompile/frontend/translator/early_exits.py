@@ -13,7 +13,10 @@ translation the function's AST is rewritten into the same program without jumps:
 A jump becomes the setting of a flag (``_broke``, ``_continued``, ``_returned``), and the
 statements after anything that may have jumped are guarded by ``if not <flag>``. An early
 ``return e`` becomes ``_result = e; _returned = True`` and the function ends with
-``return _result``. A ``while`` loop that may break or return gets the flags in its
+``return _result``; the translator gives ``_result`` a placeholder of its type first
+(``Translator.result_placeholders``), since the guards assign it on every path at run time but
+numba, which drops a loop whose condition it finds constant (``count = 0; while count < 0:``),
+may see a path with no assignment. A ``while`` loop that may break or return gets the flags in its
 condition; a ``for`` loop that may break or return is marked (``node.stop_flags``) and the
 translator runs it as a counted loop that also stops when a flag is set, so it stops on the
 same iteration as Python does (the reverse sweep then replays exactly the iterations run).
@@ -202,5 +205,6 @@ def lower_jumps(fn_node):
     lowering = _Lowering(fn_node)
     fn_node.body = lowering.function()
     fn_node.jump_flags = lowering.flags
+    fn_node.returns_through_result = lowering.returned is not None  # ends with ``return _result``
     ast.fix_missing_locations(fn_node)
     return fn_node

@@ -18,9 +18,9 @@ that they differentiate again:
   a LAPACK one.
 
 Repeated eigen/singular values make F infinite: the derivative of the vectors is undefined
-there (the values' derivative stays right). The exception is zero singular values (a
-rank-deficient A): the svd rules read them as exact zeros and take the derivative along
-perturbations that keep the rank (``_svd_nonzero`` below).
+there (the values' derivative stays right). The rules read eigenvalues equal up to rounding
+as equal and zero singular values (a rank-deficient A) as exact zeros, and take the
+derivative along perturbations that keep them so (``_eigh_inverse_gaps``, ``_svd_nonzero``).
 """
 import numpy as np
 
@@ -97,14 +97,31 @@ def _eigh_values_jvp(b, tangents, out, args, params, prim):
     return _diag_of_product(b, vectors, _mm(b, tangents[0], vectors))
 
 
+# Eigenvalues equal up to rounding (an identity times x, a matrix that is exactly zero) make
+# the eigenvectors of their subspace any basis of it: F_ij there is 0, not 1 / (rounding
+# noise), as for two zero singular values (the pseudo-inverse on the degenerate subspace). It
+# gives the derivative along perturbations that keep the eigenvalues equal -- the only ones
+# along which a function of the eigenvectors can be smooth there, and the exact derivative of
+# spectral functions (sum(w ** 2), eigvalsh of x * I) -- where dividing gave 0 * inf = NaN
+# (random program 44006428: the hvp of a function of eigvalsh(A - A)). Two eigenvalues are
+# equal when their gap is at most numpy's rank tolerance for A (n * eps * |w|, as for svd).
+def _eigh_inverse_gaps(b, a, w):
+    """F_ij = 1 / (w_j - w_i) for eigenvalues w of ``a``, 0 where they are equal up to rounding."""
+    dtype = w.type.dtype
+    tolerance = b.mul(b.mul(b.call("dim", a, axis=0), const(float(np.finfo(np.dtype(dtype)).eps))),
+                      b.call("norm", w))
+    apart = b.call("as_dtype", b.call("gt", b.call("abs", b.sub(_row(b, w), _col(b, w))), tolerance), dtype=dtype)
+    return _inverse_gaps(b, w, skipped=b.sub(const(1.0), apart))
+
+
 def _eigh_vectors_vjp(b, g, out, args, params, active):
-    gaps = _inverse_gaps(b, b.call("eigh_values", args[0]))
+    gaps = _eigh_inverse_gaps(b, args[0], b.call("eigh_values", args[0]))
     inner = b.mul(gaps, _mm(b, _t(b, out), g))
     return [_symmetrised(b, _mm(b, _mm(b, out, inner), _t(b, out)))]
 
 
 def _eigh_vectors_jvp(b, tangents, out, args, params, prim):
-    gaps = _inverse_gaps(b, b.call("eigh_values", args[0]))
+    gaps = _eigh_inverse_gaps(b, args[0], b.call("eigh_values", args[0]))
     projected = _mm(b, _t(b, out), _mm(b, _symmetrised(b, tangents[0]), out))
     return _mm(b, out, b.mul(gaps, projected))
 
