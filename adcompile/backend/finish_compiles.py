@@ -22,9 +22,9 @@ leaves a correct cache either way.
   ``python -m adcompile.backend.finish_compiles JOB`` detached, with this process's
   environment and this adcompile package; it says so in one line on stderr.
 - The detached process (:func:`main`) reads the job (a trusted read; the file is deleted),
-  holds a lock file ``<module file>.compiling`` (its pid) per compile while it compiles, and
-  swallows every error: a compile that fails there is compiled again by the next run, as it
-  would be without this module.
+  runs at a lower priority (nice 10), holds a lock file ``<module file>.compiling`` (its pid)
+  per compile while it compiles, and swallows every error: a compile that fails there is
+  compiled again by the next run, as it would be without this module.
 - A background compile of another process that starts while a live detached compile holds
   the lock of the same module waits for it (:func:`wait_for_detached_compile`, bounded) and
   then loads the machine code from the cache instead of compiling it a second time.
@@ -188,7 +188,12 @@ def _hold(folder, lock):
 
 
 def main(argv):
-    """Run the job file ``argv[0]``: compile each entry into the cache; errors are swallowed."""
+    """Run the job file ``argv[0]``: compile each entry into the cache; errors are swallowed.
+    It runs at a lower priority: the user's next program comes first."""
+    try:
+        os.nice(10)
+    except OSError:
+        pass
     folder, persistent = cache_location()
     try:
         entries = read_job(folder, Path(argv[0]).resolve())
