@@ -11,6 +11,8 @@ code); the child prints which tier ran. The parent gives adcompile a fresh
 ``ADCOMPILE_CACHE_DIR`` (cold) or reuses one (warm disk cache); JAX and numba start from
 nothing in every new process. ``cpu_seconds`` is the process's CPU time during that call (numba's
 background compilation included): on a shared machine it varies far less than the wall time.
+A compile still running when the child ends is not finished after it
+(``ADCOMPILE_FINISH_COMPILES=0``: it would run during the next measurement).
 With ``ADCOMPILE_TIERED=0`` and a fresh cache folder that already holds the runtime helpers'
 numba code (``<cache>/__pycache__/runtime-*``, copied from an earlier run), it measures what a
 new function costs to compile.
@@ -29,7 +31,9 @@ REPOSITORY = os.path.dirname(HERE)
 
 
 def child_environment(cache_dir):
-    env = dict(os.environ, ADCOMPILE_CACHE_DIR=cache_dir)
+    # no compile finished after the child exits (adcompile/backend/finish_compiles.py): it would
+    # run during the next measurement
+    env = dict(os.environ, ADCOMPILE_CACHE_DIR=cache_dir, ADCOMPILE_FINISH_COMPILES="0")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (REPOSITORY, HERE, env.get("PYTHONPATH")) if p)
     return env
 

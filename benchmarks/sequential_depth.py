@@ -82,7 +82,10 @@ def _child(depth):
 
 def measure(depth, wait_for_numba):
     """The child's timings for ``depth`` layers, in a fresh process with a fresh cache."""
-    env = dict(os.environ, ADCOMPILE_CACHE_DIR=tempfile.mkdtemp(prefix="adcompile_depth_"))
+    # no compile finished after the child exits (adcompile/backend/finish_compiles.py): it would
+    # run during the next measurement
+    env = dict(os.environ, ADCOMPILE_CACHE_DIR=tempfile.mkdtemp(prefix="adcompile_depth_"),
+               ADCOMPILE_FINISH_COMPILES="0")
     env.pop("ADCOMPILE_TIERED", None)
     if wait_for_numba:
         env["ADCOMPILE_TIERED"] = "0"

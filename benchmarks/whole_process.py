@@ -13,8 +13,11 @@ cannot compile the loop form in reasonable time: it unrolls Python loops).
 Each run is a new Python process started from nothing (imports, data and every compile
 included); the figures are the process's CPU seconds (user + system, threads included) and
 its wall seconds. adcompile runs once with a fresh ``ADCOMPILE_CACHE_DIR`` (cold: numba's
-runtime helpers and the program not compiled yet) and then again with that folder (warm). The
-peers (if installed) run with their default threads. ``fit`` needs scikit-learn.
+runtime helpers and the program not compiled yet) and then again with that folder (warm). A
+compile still running when a run ends is not finished after it (``ADCOMPILE_FINISH_COMPILES=0``:
+it would run during the next measurement), so the warm run finds what the cold run's own
+background compile wrote before it ended. The peers (if installed) run with their default
+threads. ``fit`` needs scikit-learn.
 """
 import argparse
 import os
@@ -122,6 +125,9 @@ WORKLOADS = {"fit": (FIT_ADCOMPILE, "eager PyTorch loop", "torch", FIT_TORCH),
 def run_script(text, epochs, cache_dir=None):
     """(CPU seconds, wall seconds, last output line) of ``text`` run in a new process."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (REPOSITORY, HERE, os.environ.get("PYTHONPATH")) if p))
+    # no compile finished after the script exits (adcompile/backend/finish_compiles.py): it would
+    # run during the next measurement, and into a cache folder removed meanwhile
+    env["ADCOMPILE_FINISH_COMPILES"] = "0"
     if cache_dir is not None:
         env["ADCOMPILE_CACHE_DIR"] = cache_dir
     script = os.path.join(tempfile.mkdtemp(prefix="whole_process_"), "script.py")  # adcompile reads source files

@@ -8,8 +8,9 @@ running statistics.
     python examples/cnn_digits.py --python [FOLDER]   # run the generated Python instead of numba
 
 numba compiles the epoch (convolutions and their backward, tapes included) once, which takes
-about three CPU-minutes; numba's disk cache makes a rerun take seconds. The generated Python
-starts at once and runs the same numbers at numpy speed.
+about three CPU-minutes; the epochs run as generated Python meanwhile (the same numbers at numpy
+speed), so the script ends before numba does, and a background process it leaves finishes the
+compile into numba's disk cache: a rerun after that process has ended takes seconds.
 
 Needs scikit-learn (and matplotlib for the plot): ``pip install 'adcompile[examples]'``.
 """

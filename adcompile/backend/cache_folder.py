@@ -30,8 +30,9 @@ _ON_CLEAR = []  # see on_clear
 DISABLE_VARIABLE = "ADCOMPILE_DISABLE_CACHE"
 NUMBA_SUBFOLDER = "__pycache__"
 # Files the backend writes: generated modules ``<name>_<16 hex digits>.py`` (``check_...`` ones
-# included) and temporary files of interrupted writes. clear_cache removes only these.
-_OWN_FILE = re.compile(r"^(.+_[0-9a-f]{16}\.py|\..+\.tmp)$")
+# included), temporary files of interrupted writes, and the job and lock files of compiles
+# finished after exit (finish_compiles.py). clear_cache removes only these.
+_OWN_FILE = re.compile(r"^(.+_[0-9a-f]{16}\.py(\.compiling)?|\..+\.tmp|finish_compiles_.+\.job)$")
 
 _lock = threading.Lock()
 _resolved = {}          # (environment settings) -> (folder, persistent, identity of the configured path)

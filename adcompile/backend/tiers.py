@@ -17,9 +17,12 @@ run over to the machine code as soon as that is ready (``handover.py``; the arra
 into are put back first); code with loops that pushes onto or pops from a tape it was given
 (the backward half of a ``vjp``) waits for numba.
 
-The compiling thread is a daemon: a process that exits while it runs does not wait for it;
-numba's cache files are written whole or not at all, so nothing half-written is left. A
-forked child starts its own compile at its next call.
+The compiling thread is a daemon: a process that exits while it runs does not wait for it
+(numba's cache files are written whole or not at all, so nothing half-written is left), but
+hands the compile to a detached process that finishes it into the disk cache, so the next run
+starts with machine code (``finish_compiles.py``; ``ADCOMPILE_FINISH_COMPILES=0`` turns it
+off). A compile such a process is still running for the same code is waited for, then loaded
+from the cache. A forked child starts its own compile at its next call.
 """
 import os
 import threading
@@ -95,6 +98,7 @@ class TieredFunction:
         self.error = None  # numba's exception, raised again at each call
         self._error_traceback = None
         self.done = threading.Event()  # set when the background compile has ended, either way
+        self.first_arguments = None  # the arguments compiled for, kept while the compile runs
         self.last_tier = None
         self._started = False
         self._start_lock = threading.Lock()
@@ -132,11 +136,18 @@ class TieredFunction:
             if self._started:
                 return
             self._started = True
+            self.first_arguments = args
+        from . import finish_compiles  # lazy: `python -m adcompile.backend.finish_compiles` imports adcompile
+
+        finish_compiles.register(self)  # finished in a detached process if this one exits first
         threading.Thread(target=self._compile, args=(args,), name=f"adcompile numba: {self.name}",
                          daemon=True).start()
 
     def _compile(self, args):
+        from .finish_compiles import wait_for_detached_compile
+
         try:
+            wait_for_detached_compile(self.source, self.name)  # then numba loads its machine code
             self.dispatcher = load(self.source, self.name, NUMBA, self.options)
             compile_for(self.dispatcher, args)
             self.machine_code = self.dispatcher
@@ -146,7 +157,16 @@ class TieredFunction:
             self._error_traceback = error.__traceback__
             self.error = error
         finally:
+            self.first_arguments = None  # (before done: see unfinished_compile)
             self.done.set()
+
+    def unfinished_compile(self):
+        """``(source, name, numba options, numba types of the arguments)`` of the background
+        compile while it runs, else None: what another process needs to finish it."""
+        arguments = self.first_arguments  # read before done: the compile clears it first
+        if arguments is None or self.done.is_set():
+            return None
+        return self.source, self.name, self.options, numba_types(arguments)
 
     def tier(self, wait=False):
         """Which code ran the last call ("numba", or "python" while numba compiled), or before
@@ -164,7 +184,12 @@ class TieredFunction:
 
 def compile_for(dispatcher, args):
     """numba's machine code of ``dispatcher`` for the types of ``args`` (as a call would type them)."""
+    if hasattr(dispatcher, "compile"):  # not NUMBA_DISABLE_JIT=1, where numba returns the function itself
+        dispatcher.compile(numba_types(args))
+
+
+def numba_types(args):
+    """The numba types of ``args``, as a call would type them."""
     import numba  # lazy: the compiling thread imports it
 
-    if hasattr(dispatcher, "compile"):  # not NUMBA_DISABLE_JIT=1, where numba returns the function itself
-        dispatcher.compile(tuple(numba.typeof(arg) for arg in args))
+    return tuple(numba.typeof(arg) for arg in args)
