@@ -9,6 +9,13 @@ writes (reverse mode's saving, common subexpressions, the code generator's inlin
     w = x.copy()       # roots: {w}
     v = w[1:]          # roots: {w}
     t = v.T            # roots: {w}
+    b = rt.unbroadcast(g, w)   # roots: {b, g}: g itself when the shapes match (OWNED_LIKE_FIRST)
+
+A result that is its first argument's whole buffer or a new array (``Kind.OWNED_LIKE_FIRST``)
+may be that argument: it shares its memory as far as any analysis can tell, and a later write
+into it (an adjoint accumulated in place, ``b += c``) writes into the argument. (Random program
+48003101: common subexpressions made ``_t_4 = -by1`` stand for a second ``-by1`` after
+``by = rt.unbroadcast(_t_4, y)`` had become an accumulator updated in place.)
 """
 from .nodes import Assign, For, SetItem, Var, While, walk
 from .primitives import Kind, has_kind
@@ -25,6 +32,12 @@ def is_view(stmt):
     return has_kind(stmt.prim, Kind.VIEW)
 
 
+def _may_be_first_argument(stmt):
+    """Whether the Assign ``stmt``'s new array may be its first argument's buffer itself."""
+    return (has_kind(stmt.prim, Kind.OWNED_LIKE_FIRST) and isinstance(stmt.args[0], Var)
+            and stmt.args[0].type.ndim > 0)
+
+
 def memory_roots(body, params):
     """Var -> the set of Vars whose memory it may be (itself for a fresh array)."""
     roots = {p: {p} for p in params if p.type.ndim > 0}
@@ -36,6 +49,8 @@ def memory_roots(body, params):
                 continue
             source = stmt.args[0] if is_view(stmt) else None
             new = roots.get(source, {source}) if source is not None else {stmt.target}
+            if _may_be_first_argument(stmt):
+                new = new | roots.get(stmt.args[0], {stmt.args[0]})
             have = roots.setdefault(stmt.target, set())
             if not new <= have:
                 have |= new

@@ -295,3 +295,35 @@ def test_a_scaling_by_a_power_of_two_folds_into_the_scaling_before_it():
     assert body[2].args[0] is scaled and body[4].args[0] is k_scaled
     values = np.array([0.1, -7.3, 1e300])
     assert np.array_equal((values * 0.3) * 4.0, values * (0.3 * 4.0))
+
+
+def reversed_difference_cancelling(y):
+    """Random program 48003101: -y[::-1] written so that both ``y`` terms cancel; the adjoint
+    of the first ``y`` took ``-g``'s buffer (``by = unbroadcast(-g, y)``) and was updated in
+    place, while common subexpressions had made that same ``-g`` the reversed term's adjoint."""
+    w = y
+    y = y - w[::-1] - y
+    return y @ y
+
+
+def reversed_difference_other_order(y):
+    return np.sum((y[::-1] - y - y) ** 2)
+
+
+def negated_twice(y):
+    z = -y - y[::-1] + (-y)
+    return np.sum(z * z)
+
+
+@pytest.mark.parametrize("mode", ["python", "lowered", "numba"])
+@pytest.mark.parametrize("f", [reversed_difference_cancelling, reversed_difference_other_order, negated_twice],
+                         ids=lambda f: f.__name__)
+def test_an_adjoint_updated_in_place_shares_no_memory_with_a_value_read_later(f, mode, monkeypatch):
+    """``rt.unbroadcast(g, x)`` may be ``g`` itself: an accumulator that takes its buffer
+    shares ``g``'s memory (``ir/memory.py``), so no later read of ``g`` may stand for another
+    value computed equal to it before the accumulator was updated."""
+    if mode == "lowered":
+        monkeypatch.setenv("ADCOMPILE_FUSE", "all")
+    compiled = adcompile.compile(f, backend="numba" if mode == "numba" else "python")
+    y = np.array([0.5617259379213768, -0.9667177413017236, 0.3])
+    assert adcompile.gradcheck(compiled, (y,))
