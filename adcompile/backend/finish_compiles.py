@@ -19,7 +19,7 @@ leaves a correct cache either way.
 - :func:`register` keeps the tiered functions whose background compile has started;
   :func:`finish_at_exit` (registered with ``atexit``) writes a job file into the cache folder,
   through the gate of :mod:`.trust`, for those whose compile has not ended, and starts
-  ``python -m adcompile.backend.finish_compiles JOB`` detached, with this process's
+  a Python process running :func:`main` on the job file, detached, with this process's
   environment and this adcompile package; it says so in one line on stderr.
 - The detached process (:func:`main`) reads the job (a trusted read; the file is deleted),
   runs at a lower priority (nice 10), holds a lock file ``<module file>.compiling`` (its pid)
@@ -45,6 +45,7 @@ from pathlib import Path
 
 from .cache_folder import cache_location
 from .cache_key import module_file_name
+from .loader import load
 from .trust import Untrusted, read_trusted, remove_entry, write_trusted
 
 FINISH_VARIABLE = "ADCOMPILE_FINISH_COMPILES"
@@ -53,6 +54,9 @@ LOCK_SUFFIX = ".compiling"
 WAIT_LIMIT = 900.0  # seconds a background compile waits for a detached one (numba's longest compiles)
 POLL_INTERVAL = 0.5
 
+# The detached process's program: main() of this module (not ``python -m``, which would run a
+# second copy of this module beside the one that importing adcompile imports).
+_DETACHED_MAIN = "import sys; from adcompile.backend.finish_compiles import main; sys.exit(main(sys.argv[1:]))"
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding this adcompile package
 _lock = threading.Lock()
 _started = set()  # TieredFunctions whose background compile has started
@@ -156,7 +160,7 @@ def finish_at_exit():
             return
         job = write_job(folder, entries)
         try:
-            process = subprocess.Popen([sys.executable, "-m", "adcompile.backend.finish_compiles", str(job)],
+            process = subprocess.Popen([sys.executable, "-c", _DETACHED_MAIN, str(job)],
                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
                                        cwd=folder, env=_detached_environment())
@@ -177,8 +181,6 @@ atexit.register(finish_at_exit)
 # ------------------------------------------------------------------ the detached process
 def compile_entry(source, name, options, types):
     """Compile ``source``'s function ``name`` with numba for ``types``, into the disk cache."""
-    from .loader import load  # lazy: the loader is only needed here, in the detached process
-
     dispatcher = load(source, name, "numba", options)
     dispatcher.compile(types)
 
@@ -218,6 +220,3 @@ def main(argv):
             remove_entry(folder, lock)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -28,6 +28,7 @@ import os
 import threading
 
 from .cache_folder import cache_dir, cache_location, warn_unwritable
+from . import finish_compiles
 from .cache_key import module_file_name
 from .handover import MachineCodeReady, WrittenArguments, install_checks, with_handover_checks
 from .loader import load
@@ -137,17 +138,13 @@ class TieredFunction:
                 return
             self._started = True
             self.first_arguments = args
-        from . import finish_compiles  # lazy: `python -m adcompile.backend.finish_compiles` imports adcompile
-
         finish_compiles.register(self)  # finished in a detached process if this one exits first
         threading.Thread(target=self._compile, args=(args,), name=f"adcompile numba: {self.name}",
                          daemon=True).start()
 
     def _compile(self, args):
-        from .finish_compiles import wait_for_detached_compile
-
         try:
-            wait_for_detached_compile(self.source, self.name)  # then numba loads its machine code
+            finish_compiles.wait_for_detached_compile(self.source, self.name)  # then numba loads its machine code
             self.dispatcher = load(self.source, self.name, NUMBA, self.options)
             compile_for(self.dispatcher, args)
             self.machine_code = self.dispatcher
