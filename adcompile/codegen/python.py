@@ -199,11 +199,14 @@ class FunctionWriter:
             self.spill_deep(stmt.args, pending, indent)
             depth = self.nesting(stmt.args, pending)
             expr, reads = self.expr(stmt, pending)
+            # what is pending reads the target's old value: written out before it changes, also
+            # when the new value is pending in turn (a tape restore ``_t_2 = tape[top]`` of a
+            # variable read once, by a statement before it, is inlinable)
+            self.flush(pending, indent, {stmt.target}, in_place=stmt.inplace)
             if self.inlinable(stmt):
                 pending[stmt.target] = (expr, reads)
                 self.fold_depth[stmt.target] = depth
                 return
-            self.flush(pending, indent, {stmt.target}, in_place=stmt.inplace)
             target = self.name(stmt.target)
             if self.uses.get(stmt.target, 0) == 0 and has_kind(stmt.prim, Kind.CHECK):
                 self.emit(indent, _src(expr))
