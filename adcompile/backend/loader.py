@@ -32,6 +32,7 @@ from ..runtime.zero_safe_numpy import python_helpers
 from .cache_key import module_file_name
 from .numpy_scalars import with_numpy_scalar_arguments
 from .names import safe_name
+from . import subroutines
 from .optimisation_level import compiling_at, level_for
 from .source_files import discard_numba_cache, ensure_source_file
 from .trust import Untrusted, ensure_folder
@@ -78,13 +79,23 @@ def _execute_module(module_name, path, source):
 def _numba_compiled(fn, source, path, persistent, options):
     """``fn`` (defined by ``source``) jitted with ``options``, compiled at the optimisation
     level its loops ask for (:mod:`.optimisation_level`), with the checked disk cache when
-    ``persistent``; so are the parts a long function was cut into (``codegen/function_parts.py``),
-    which it calls by their module-level names."""
+    ``persistent``. The parts a long function was cut into (``codegen/function_parts.py``),
+    which it calls by their module-level names, become subroutines compiled inside it
+    (:mod:`.subroutines`), at its level, which counts their loops too; with options that
+    subroutines do not support they are jitted on their own, each at its own level."""
     namespace = fn.__globals__
-    for part_name in sorted(name for name in namespace if name.startswith(fn.__name__ + PART_MARK)):
+    parts = sorted(name for name in namespace if name.startswith(fn.__name__ + PART_MARK))
+    jitted = _jitted(fn, path, persistent, options)
+    if not hasattr(jitted, "py_func"):  # NUMBA_DISABLE_JIT=1: plain functions
+        return jitted
+    if subroutines.supported(jitted.targetoptions):
+        for part_name in parts:
+            namespace[part_name] = subroutines.subroutine(namespace[part_name], jitted.targetoptions)
+        return compiling_at(jitted, level_for(source, fn.__name__, parts))
+    for part_name in parts:
         part = _jitted(namespace[part_name], path, persistent, options)
         namespace[part_name] = compiling_at(part, level_for(source, part_name))
-    return compiling_at(_jitted(fn, path, persistent, options), level_for(source, fn.__name__))
+    return compiling_at(jitted, level_for(source, fn.__name__))
 
 
 def _jitted(fn, path, persistent, options):
