@@ -79,22 +79,18 @@ def _execute_module(module_name, path, source):
 def _numba_compiled(fn, source, path, persistent, options):
     """``fn`` (defined by ``source``) jitted with ``options``, compiled at the optimisation
     level its loops ask for (:mod:`.optimisation_level`), with the checked disk cache when
-    ``persistent``. The parts a long function was cut into (``codegen/function_parts.py``),
-    which it calls by their module-level names, become subroutines compiled inside it
-    (:mod:`.subroutines`), at its level, which counts their loops too; with options that
-    subroutines do not support they are jitted on their own, each at its own level."""
+    ``persistent``; so are the parts a long function was cut into (``codegen/function_parts.py``),
+    which it calls by their module-level names: subroutines compiled inside it
+    (:mod:`.subroutines`), or, with options subroutines do not support, dispatchers of their own."""
     namespace = fn.__globals__
-    parts = sorted(name for name in namespace if name.startswith(fn.__name__ + PART_MARK))
     jitted = _jitted(fn, path, persistent, options)
     if not hasattr(jitted, "py_func"):  # NUMBA_DISABLE_JIT=1: plain functions
         return jitted
-    if subroutines.supported(jitted.targetoptions):
-        for part_name in parts:
-            namespace[part_name] = subroutines.subroutine(namespace[part_name], jitted.targetoptions)
-        return compiling_at(jitted, level_for(source, fn.__name__, parts))
-    for part_name in parts:
-        part = _jitted(namespace[part_name], path, persistent, options)
-        namespace[part_name] = compiling_at(part, level_for(source, part_name))
+    as_subroutines = subroutines.supported(jitted.targetoptions)
+    for part_name in sorted(name for name in namespace if name.startswith(fn.__name__ + PART_MARK)):
+        part, level = namespace[part_name], level_for(source, part_name)
+        namespace[part_name] = (subroutines.subroutine(part, jitted.targetoptions, level) if as_subroutines
+                                else compiling_at(_jitted(part, path, persistent, options), level))
     return compiling_at(jitted, level_for(source, fn.__name__))
 
 

@@ -11,11 +11,14 @@ digits MLP's (29 loops) took 28.5 s at -O3 and 21.3 s at -O2, its epochs equally
 runs the same vectorisation and the same per-loop optimisations, and gives the same numbers
 (numba never enables fast-math here).
 
-A function split into parts (``codegen/function_parts.py``) counts the loops of its parts: they
-are compiled inside it (``subroutines.py``) and LLVM optimises them in its module, at its level.
-(Before, each part was compiled at its own level and then optimised again, linked into its
-three-line caller, at -O3: the Hessian of a random program with 27 loops spent 58 of its 197
-CPU-seconds there.)
+The parts of a split function (``codegen/function_parts.py``) are compiled inside it
+(``subroutines.py``) as they were as dispatchers: each at the level of its own loops, then the
+module holding the function and its parts at the function's level (numba's -O3 for a function
+whose loops are all in its parts). Optimising that module at -O2 instead (the level of all its
+loops) cut compile times severalfold (the Hessian of a random program with 27 loops: 201 ->
+51 CPU-seconds; the digits CNN's epoch: 757 -> 319) but made the CNN's epochs 1.7 times slower
+(455 against 264 ms): the -O3 pass over the module unswitches the loops of its deep nests,
+which then vectorise. The -O3 pass is kept.
 
 The rule depends on the generated source only, so a function is compiled at one level in
 every process and its cached machine code stays valid. A level below numba's default chosen by
@@ -26,6 +29,7 @@ during a compilation; it is set only while this function's compilation holds num
 lock, so no other compilation sees it.
 """
 import ast
+import contextlib
 
 # functions with more loops than this compile at -O2 (the MLP's step has 29, a Module's forward
 # and the benchmarks' objectives fewer than 16)
@@ -33,37 +37,46 @@ MANY_LOOPS = 16
 REDUCED_LEVEL = 2
 
 
-def loop_count(source, *names):
-    """The number of ``for`` and ``while`` loops in the functions ``names`` of ``source``."""
-    return sum(sum(isinstance(inner, (ast.For, ast.While)) for inner in ast.walk(node))
-               for node in ast.parse(source).body if isinstance(node, ast.FunctionDef) and node.name in names)
+def loop_count(source, name):
+    """The number of ``for`` and ``while`` loops in the function ``name`` of ``source``."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return sum(isinstance(inner, (ast.For, ast.While)) for inner in ast.walk(node))
+    return 0
 
 
-def level_for(source, name, parts=()):
-    """The optimisation level for ``name`` of ``source``, or None for numba's default. A
-    function whose ``parts`` are compiled inside it (``subroutines.py``) counts their loops:
-    LLVM optimises them in its module, at its level."""
-    return REDUCED_LEVEL if loop_count(source, name, *parts) > MANY_LOOPS else None
+def level_for(source, name):
+    """The optimisation level for ``name`` of ``source``, or None for numba's default."""
+    return REDUCED_LEVEL if loop_count(source, name) > MANY_LOOPS else None
+
+
+@contextlib.contextmanager
+def at_level(level):
+    """numba compiles at optimisation ``level`` (None: unchanged) while the block runs, holding
+    numba's compiler lock; a lower level the user chose is kept."""
+    from numba.core import config  # lazy: imports numba
+    from numba.core.compiler_lock import global_compiler_lock  # lazy: imports numba
+    with global_compiler_lock:
+        default = config.OPT
+        if level is None or int(default) <= level:  # the user asked for less
+            yield
+            return
+        config.OPT = type(default)(level)
+        try:
+            yield
+        finally:
+            config.OPT = default
 
 
 def compiling_at(dispatcher, level):
     """``dispatcher``, whose compilations run at optimisation ``level`` (None: unchanged)."""
     if level is None or not hasattr(dispatcher, "py_func"):  # (NUMBA_DISABLE_JIT=1: a plain function)
         return dispatcher
-    from numba.core import config  # lazy: imports numba
-    from numba.core.compiler_lock import global_compiler_lock  # lazy: imports numba
     compile_signature = dispatcher.compile
 
     def compile(signature):
-        with global_compiler_lock:
-            default = config.OPT
-            if int(default) <= level:  # the user asked for less
-                return compile_signature(signature)
-            config.OPT = type(default)(level)
-            try:
-                return compile_signature(signature)
-            finally:
-                config.OPT = default
+        with at_level(level):
+            return compile_signature(signature)
 
     dispatcher.compile = compile
     return dispatcher

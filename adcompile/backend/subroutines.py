@@ -11,14 +11,18 @@ which is the parts' code once more.
 
 Here a part is an ``intrinsic`` of numba: typing a call compiles the part with numba's pipeline
 but without finishing it (``no_compile``: typed, lowered to LLVM IR, its functions optimised one
-by one, as numba's own subroutines are), and lowering the call links that IR into the caller's
-library and calls it with numba's internal calling convention, exactly as a call of a
-dispatcher is lowered. The caller's library then optimises (module passes) and code-generates
-everything once. Invariants this relies on:
+by one, as numba's own subroutines are), then runs on it what numba's ``finalize`` runs before
+machine code (its libraries linked in, the module passes); lowering the call links that IR into
+the caller's library and calls it with numba's internal calling convention, exactly as a call of
+a dispatcher is lowered. The caller's library then optimises and code-generates everything, as
+before; what is saved is each part's machine code of its own, which nothing ran. Invariants
+this relies on:
 
 - a part is compiled with the flags of its caller's dispatcher (``parse_as_flags`` of its
   ``targetoptions``, as the dispatcher does), so error model, bounds checks and fast-math are
-  those the generated code asked for;
+  those the generated code asked for; it is optimised at its own level (numba builds a
+  library's pass managers within the part's compile), the whole at the caller's, so the IR the
+  caller links and optimises is the IR it linked when the part was a dispatcher;
 - the part's functions keep their own LLVM functions (``linkonce_odr``, as numba links any
   library), so LLVM optimises each as before rather than one merged giant function: a
   ``linkonce_odr`` function is not inlined for having one caller (only local functions get
@@ -33,10 +37,13 @@ their own; not worth the risk for an option that is off by default).
 """
 import inspect
 
+from .optimisation_level import at_level
 
-def subroutine(py_func, targetoptions):
+
+def subroutine(py_func, targetoptions, level=None):
     """An intrinsic calling ``py_func`` compiled (per argument types) as a subroutine of the
-    numba function that calls it, with the flags of a dispatcher of ``targetoptions``."""
+    numba function that calls it, with the flags of a dispatcher of ``targetoptions``, its
+    functions optimised at ``level`` (``optimisation_level.at_level``)."""
     from numba.core import compiler, typing
     from numba.core.compiler_lock import global_compiler_lock
     from numba.core.registry import cpu_target
@@ -45,7 +52,7 @@ def subroutine(py_func, targetoptions):
     compiled = {}  # argument types -> numba's compile result, its library never finished
 
     def compile_for(typingctx, args):
-        with global_compiler_lock:
+        with global_compiler_lock, at_level(level):
             cres = compiled.get(args)
             if cres is None:
                 flags = compiler.Flags()
@@ -57,6 +64,7 @@ def subroutine(py_func, targetoptions):
                 library = context.codegen().create_library(py_func.__qualname__)
                 cres = compiler.compile_internal(typingctx, context, library, py_func, args, None, flags,
                                                  locals={})
+                _optimise_unfinished(library)
                 compiled[args] = cres
             return cres
 
@@ -83,13 +91,23 @@ def supported(targetoptions):
     return not targetoptions.get("parallel")
 
 
+def _optimise_unfinished(library):
+    """What numba's ``finalize`` does to ``library`` before it makes machine code: link the
+    libraries it uses into its module, then run the module passes (at the level in force). The
+    IR a caller links is then the IR it linked when the part was a dispatcher."""
+    for linked in _unique(library._linking_libraries):
+        library._final_module.link_in(linked._get_module_for_linking(), preserve=True)
+    library._optimize_final_module()
+    library._final_module.verify()
+
+
 class _Unfinished:
-    """A library numba compiled with ``no_compile``, as its callers link it: its IR with that of
-    the libraries it links (which numba would link when finishing it), its defined functions
-    ``linkonce_odr`` (as numba's ``_get_module_for_linking`` makes them, so that several
-    callers' copies coexist in the JIT). It is never finished: no module passes, no machine
-    code of its own. Linking happens in the caller's ``finalize``, once the caller's IR that
-    calls it is in (LLVM links a ``linkonce_odr`` function only where it is referenced)."""
+    """A library numba compiled with ``no_compile`` and ``_optimise_unfinished`` optimised, as
+    its callers link it: its defined functions ``linkonce_odr`` (as numba's
+    ``_get_module_for_linking`` makes them, so that several callers' copies coexist in the JIT).
+    It is never finished: no machine code of its own. Linking happens in the caller's
+    ``finalize``, once the caller's IR that calls it is in (LLVM links a ``linkonce_odr``
+    function only where it is referenced)."""
 
     def __init__(self, library):
         self._library = library
@@ -104,9 +122,7 @@ class _Unfinished:
         from llvmlite import binding as ll  # lazy: llvmlite
 
         if self._module is None:
-            module = self._library._final_module.clone()
-            for library in _unique(self._library._linking_libraries):
-                module.link_in(library._get_module_for_linking(), preserve=True)
+            module = self._library._final_module.clone()  # its libraries linked in already
             for fn in module.functions:
                 if not fn.is_declaration and fn.linkage == ll.Linkage.external:
                     fn.linkage = "linkonce_odr"

@@ -15,8 +15,8 @@ pure function of the source (names sorted), so the same program gives the same b
 
 Only the numba backend runs split code (``api/specialised.py``); the Python it replaces is the
 same statements, in order. numba compiles the parts inside the function that calls them
-(``backend/subroutines.py``): separate LLVM functions of one library, optimised and turned into
-machine code once.
+(``backend/subroutines.py``): separate LLVM functions of one library, turned into machine code
+once.
 """
 import ast
 

@@ -2,7 +2,7 @@
 (``adcompile/backend/subroutines.py``): they compute what the Python does, for several argument
 types; their errors reach the caller; LLVM finishes only the calling function's library (no part
 is optimised and code-generated on its own, then again in the caller); the function's disk-cache
-entry alone serves the next process; and the function compiles at the level of all its loops."""
+entry alone serves the next process; and each part's functions are optimised at its own level."""
 import os
 import subprocess
 import sys
@@ -10,11 +10,11 @@ import textwrap
 
 import numpy as np
 import pytest
-from numba.core import codegen
+from numba.core import codegen, config
 from numba.core.dispatcher import Dispatcher
 
-from adcompile.backend import loader, optimisation_level
-from adcompile.backend.optimisation_level import MANY_LOOPS, level_for
+from adcompile.backend import loader
+from adcompile.backend.optimisation_level import MANY_LOOPS
 
 # the shape of codegen/function_parts.py's output: parts returning what later code reads
 SOURCE = '''import numpy as np
@@ -116,15 +116,21 @@ def source_with_parts(loops_in_part):
     return "\n".join(lines)
 
 
-def test_a_function_compiles_at_the_level_of_its_parts_loops(cache, monkeypatch):
-    few, many = source_with_parts(1), source_with_parts(MANY_LOOPS + 1)
-    assert level_for(many, "f") is None and level_for(many, "f", ["f_part_0"]) == 2
-    assert level_for(few, "f", ["f_part_0"]) is None
-    seen = []
-    real = optimisation_level.compiling_at
-    monkeypatch.setattr("adcompile.backend.loader.compiling_at",
-                        lambda dispatcher, level: seen.append(level) or real(dispatcher, level))
-    f = load_f(many)
+def test_a_part_is_optimised_at_its_own_level_and_the_function_at_its_own(cache, monkeypatch):
+    """As when the parts were dispatchers linked into the function: the part's functions at the
+    level of its loops (-O2 for many), the module with the function and its parts at numba's
+    default (the function has no loop of its own)."""
+    levels = []
+    real = codegen.CPUCodeLibrary._optimize_functions
+
+    def recording(library, module):
+        levels.append((library.name, int(config.OPT)))
+        return real(library, module)
+
+    monkeypatch.setattr(codegen.CPUCodeLibrary, "_optimize_functions", recording)
+    f = load_f(source_with_parts(MANY_LOOPS + 1))
     x = np.linspace(0.0, 1.0, 7)
-    assert seen == [2]
     assert f(x) == pytest.approx(sum((k + 1) * x.sum() for k in range(MANY_LOOPS + 1)), rel=1e-12)
+    default = int(config.OPT)
+    assert ("f_part_0", min(2, default)) in levels and ("f", default) in levels, levels
+    assert int(config.OPT) == default
