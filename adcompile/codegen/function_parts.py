@@ -1,4 +1,4 @@
-"""A long generated function split into parts, each a function numba compiles on its own.
+"""A long generated function split into parts, each a function of its own for LLVM.
 
 LLVM's optimisation of one function grows faster than linearly with its size (SROA and
 instruction combining over every value of a 1,700-line gradient), so a 40-layer ``Sequential``'s
@@ -14,7 +14,9 @@ tapes are passed by reference, so writes into them are seen as in one function. 
 pure function of the source (names sorted), so the same program gives the same bytes.
 
 Only the numba backend runs split code (``api/specialised.py``); the Python it replaces is the
-same statements, in order.
+same statements, in order. numba compiles the parts inside the function that calls them
+(``backend/subroutines.py``): separate LLVM functions of one library, turned into machine code
+once.
 """
 import ast
 

@@ -239,14 +239,6 @@ def test_the_key_covers_backend_and_versions(monkeypatch):
     assert cache_key.module_file_name(SOURCE, "f", "numba")[0] == name
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("ADCOMPILE_CACHE_DIR", str(folder))
-    monkeypatch.delenv("ADCOMPILE_DISABLE_CACHE", raising=False)
-    return folder
-
-
 def load_f(backend="python"):
     loader.forget_loaded()
     return loader.load(SOURCE, "f", backend)

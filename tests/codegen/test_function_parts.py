@@ -14,7 +14,7 @@ import pytest
 import adcompile
 import adcompile.api.specialised as specialised
 from adcompile.codegen.function_parts import PART_MARK, split_long_function
-from oracles import gradient_by_differences
+from oracles import gradient_by_differences, hessian_by_differences
 
 STRAIGHT = '''
 def f(x, n):
@@ -100,3 +100,24 @@ def test_a_split_gradient_compiled_by_numba_equals_finite_differences(monkeypatc
     gx, gW = gradient(x, W)
     np.testing.assert_allclose(gx, gradient_by_differences(layers, (x, W), 0), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(gW, gradient_by_differences(layers, (x, W), 1), rtol=1e-6, atol=1e-8)
+
+
+def recurrent(x, W):
+    """A loop carrying an array: its Hessian pushes onto tapes and pops them."""
+    h = x
+    for k in range(W.shape[0]):
+        h = np.tanh(W[k] @ h) * h + 0.1 * h
+    return np.sum(np.sin(h) * h)
+
+
+def test_a_split_hessian_with_tapes_compiled_by_numba_equals_finite_differences(monkeypatch):
+    """Forward over reverse, its tapes pushed in one part and popped in another, the parts
+    compiled inside the function that calls them (``backend/subroutines.py``)."""
+    monkeypatch.setattr(specialised, "split_long_function", functools.partial(split_long_function, part_lines=6))
+    x = np.linspace(-0.5, 0.5, 3)
+    W = np.linspace(-0.4, 0.4, 18).reshape(2, 3, 3)
+    hessian = adcompile.hessian(recurrent, wrt=0)
+    source = adcompile.source(hessian, x, W, stage="lowered")
+    assert source.count(PART_MARK) > 4 and "rt.push" in source
+    gradient = adcompile.grad(adcompile.compile(recurrent, backend="python"), wrt=0)
+    np.testing.assert_allclose(hessian(x, W), hessian_by_differences(gradient, (x, W), 0), rtol=1e-6, atol=1e-8)
