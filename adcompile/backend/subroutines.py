@@ -44,10 +44,10 @@ def subroutine(py_func, targetoptions, level=None):
     """An intrinsic calling ``py_func`` compiled (per argument types) as a subroutine of the
     numba function that calls it, with the flags of a dispatcher of ``targetoptions``, its
     functions optimised at ``level`` (``optimisation_level.at_level``)."""
-    from numba.core import compiler, typing
-    from numba.core.compiler_lock import global_compiler_lock
-    from numba.core.registry import cpu_target
-    from numba.extending import intrinsic
+    from numba.core import compiler, typing  # lazy: imports numba
+    from numba.core.compiler_lock import global_compiler_lock  # lazy: imports numba
+    from numba.core.registry import cpu_target  # lazy: imports numba
+    from numba.extending import intrinsic  # lazy: imports numba
 
     compiled = {}  # argument types -> numba's compile result, its library never finished
 
@@ -86,9 +86,19 @@ def subroutine(py_func, targetoptions, level=None):
     return intrinsic(typer)
 
 
+# methods of numba's code library used here that are not numba's public API (numba 0.59-0.68; the
+# library's ``_final_module``, ``_linking_libraries`` and ``_reload_init`` come with them)
+_LIBRARY_METHODS = ("_optimize_final_module", "_get_module_for_linking")
+
+
 def supported(targetoptions):
-    """Whether parts of a function of these numba options can be subroutines."""
-    return not targetoptions.get("parallel")
+    """Whether parts of a function of these numba options can be subroutines: not with
+    ``parallel=True``, nor with a numba whose code library lacks the methods used here (then the
+    parts stay dispatchers, compiled as before)."""
+    from numba.core import codegen  # lazy: imports numba
+
+    return not targetoptions.get("parallel") and all(hasattr(codegen.CPUCodeLibrary, name)
+                                                     for name in _LIBRARY_METHODS)
 
 
 def _optimise_unfinished(library):
@@ -119,7 +129,7 @@ class _Unfinished:
         """Nothing to finish: numba calls this when the library is added for linking."""
 
     def _get_module_for_linking(self):
-        from llvmlite import binding as ll  # lazy: llvmlite
+        from llvmlite import binding as ll  # lazy: llvmlite, numba's LLVM binding (loads LLVM)
 
         if self._module is None:
             module = self._library._final_module.clone()  # its libraries linked in already

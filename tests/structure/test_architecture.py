@@ -50,7 +50,7 @@ LAYERS = [
 
 # Third-party libraries that are slow to import or optional: imported inside the function
 # that needs them, on a line whose comment says ``lazy``.
-HEAVY = {"numba", "scipy", "dask", "distributed", "pygments", "tqdm"}
+HEAVY = {"numba", "llvmlite", "scipy", "dask", "distributed", "pygments", "tqdm"}
 # adcompile modules that import numba when imported: lazy like numba itself.
 HEAVY_OWN = {"adcompile.runtime.numba_impls", "adcompile.runtime.nonfinite", "adcompile.backend.numba_cache"}
 
