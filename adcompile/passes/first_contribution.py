@@ -153,18 +153,10 @@ class _FirstContributions:
         return True
 
     def memory(self, atom):
-        """The arrays whose memory ``atom`` may be: the ones it views, and for an ``unbroadcast``
-        result (which may be its argument itself) its argument's."""
-        if not isinstance(atom, Var):
-            return set()
-        found, pending = set(), [atom]
-        while pending:
-            var = pending.pop()
-            for root in sharing({var}, self.roots) - found:
-                found.add(root)
-                pending.extend(stmt.args[0] for stmt in self.definitions.get(root, ())
-                               if stmt.prim == "unbroadcast" and isinstance(stmt.args[0], Var))
-        return found
+        """The arrays whose memory ``atom`` may be (``ir/memory.memory_roots``: the ones it views,
+        and for a result that may be its first argument, such as ``unbroadcast``'s, that
+        argument's)."""
+        return sharing({atom}, self.roots) if isinstance(atom, Var) else set()
 
     def owned_definition(self, block, zero_at, first, atom):
         """The position, between the zero fill and the accumulation, of the statement giving
