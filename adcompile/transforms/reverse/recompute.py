@@ -33,7 +33,9 @@ A recomputed statement must also be cheap and have no effect but its target:
   body. Nothing in the body may write into it (the recomputed array would lack those writes
   where the backward of later statements reads it). A scalar is not recomputed from such an
   array: saving the scalar is a cheap store, where recomputing it would allocate the array
-  again in every backward iteration only to read an element.
+  again in every backward iteration only to read an element, unless the backward of the body
+  reads that array anyway (``x = a / t`` reads ``x``): then the backward iteration recomputes it
+  whatever the scalars do, and reading an element of it is cheaper than saving and restoring one.
 Its target is assigned once in the function: a temporary of the compiler, or a user's variable
 local to one iteration (every read of it follows its assignment in the same iteration, and it
 is not a result), so no read anywhere expects a value of another iteration.
@@ -79,12 +81,14 @@ def _written_into(statements):
             | {s.target for s in statements if isinstance(s, Assign) and s.inplace})
 
 
-def recomputable_statements(loop, function, scopes, shares_memory):
+def recomputable_statements(loop, function, scopes, shares_memory, read_by_backward=lambda var: False):
     """The statements of ``loop``'s body (directly in it, in order) whose targets the
     backward sweep recomputes at the start of each backward iteration (see the invariant
     above) instead of saving them in the forward sweep: assignments, and branches choosing
     between such assignments of scalars (``c if c < k else c + 1``). ``shares_memory(var)``:
-    the variables that may share memory with the array ``var``."""
+    the variables that may share memory with the array ``var``; ``read_by_backward(var)``:
+    whether the backward of a statement of the body reads ``var``'s value (not counting
+    recomputations)."""
     body = loop.body
     written_into = _written_into(list(walk(body)))
     index = loop.index if isinstance(loop, For) else None
@@ -94,7 +98,7 @@ def recomputable_statements(loop, function, scopes, shares_memory):
 
     def ready(stmt, position, args, shape_only=()):  # args of the Assign stmt (or of its branch)
         return all(isinstance(a, Const) or a is index
-                   or (a in targets and (a not in allocated or stmt.target.type.ndim > 0))
+                   or (a in targets and (a not in allocated or stmt.target.type.ndim > 0 or read_by_backward(a)))
                    or (a.type.dtype != "none"
                        and _settled_before(a, body, position, set() if k in shape_only else written_into,
                                            shares_memory, stmt.target.type.ndim > 0))

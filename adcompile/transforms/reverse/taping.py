@@ -281,7 +281,13 @@ class TapingPlan:
         is legal): cheap scalars and views of values the loop never writes (``x[i]``, ``-k``)."""
         key = id(loop)
         if key not in self.recomputable:
-            self.recomputable[key] = recomputable_statements(loop, self.fn, self.scopes, self.memory_shared)
+            body_statements = {id(s) for s in walk(loop.body)}
+
+            def read_by_backward(var):  # the reads recorded so far: this pass's and earlier ones'
+                return not self.read_sites.get(var, set()).isdisjoint(body_statements)
+
+            self.recomputable[key] = recomputable_statements(loop, self.fn, self.scopes, self.memory_shared,
+                                                             read_by_backward)
         return self.recomputable[key]
 
     def recompute(self, loop, body):
