@@ -7,7 +7,9 @@ become loops writing each element first (``slice_writes.py``); fusion then group
 The Python backend is never fused: explicit loops run slowly in the interpreter (except with
 ``ADCOMPILE_FUSE=all``, for testing fusion with the backend that loads fast). After fusion, the
 buffers the loops allocate take the memory of dead temporaries of the same shape
-(``buffer_reuse.py``; ``ADCOMPILE_REUSE=0`` turns it off). Before that, a function that writes
+(``buffer_reuse.py``), and an adjoint's zeros made in every iteration of a loop take the memory of
+the previous iteration's when that is dead (``iteration_buffers.py``); ``ADCOMPILE_REUSE=0``
+turns both off. Before that, a function that writes
 into no argument leaves the unfused statements behind its loops' run-time checks out of its
 code (``deferred_fallbacks.py``): where a check fails, the call reruns with the unfused code, and
 ``lowered.defers_unfused_code`` says so. Last, arrays carried around a loop that may change
@@ -20,6 +22,7 @@ from ..ir.shapes import infer_shapes
 from .buffer_reuse import reuse_buffers
 from .deferred_fallbacks import defer_unfused_fallbacks
 from .fusion import fuse_loops
+from .iteration_buffers import reuse_across_iterations, would_reuse
 from .loop_layouts import with_stable_loop_layouts
 from .slice_writes import write_slices_as_loops
 
@@ -52,8 +55,11 @@ def _fused_for_backend(fn, backend, fuse, parallel):
     loops += writes
     if loops:
         lowered.defers_unfused_code = defer_unfused_fallbacks(lowered)
-    if loops and os.environ.get("ADCOMPILE_REUSE", "1") != "0":
-        reuse_buffers(lowered, shapes)  # fuse_loops copied source: its variables, and so their shapes, are source's
-    if not loops or backend != "numba":
-        return lowered if loops else fn, {}
-    return lowered, {"parallel": True} if parallel else {}
+    code = lowered if loops else fn
+    if os.environ.get("ADCOMPILE_REUSE", "1") != "0":
+        if loops:
+            reuse_buffers(lowered, shapes)  # fuse_loops copied source: its variables, and so their shapes, are source's
+        if would_reuse(code):
+            code = code if loops else copy_function(fn)
+            reuse_across_iterations(code)
+    return code, {"parallel": True} if parallel and loops and backend == "numba" else {}

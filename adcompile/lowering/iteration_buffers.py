@@ -1,0 +1,161 @@
+"""An array of zeros made in every iteration of a loop reuses the previous iteration's memory.
+
+Reverse mode gives each array of a loop body an adjoint, made at the start of each backward
+iteration: ``bq = np.zeros_like(q)``. For the small arrays of a per-observation loop (3-vectors
+of a rotation) the allocation and its release cost more than the arithmetic on them. When the
+array made in one iteration is dead by the time the next iteration makes its own, the loop
+keeps one:
+
+    bq = np.empty((0,), dtype=np.float64)     # before the loop: an empty array of bq's type
+    for i in range(n):
+        if bq.shape[0] != q.shape[0]:          # was: bq = np.zeros_like(q)
+            bq = np.zeros((q.shape[0],), dtype=np.float64)
+        else:
+            bq[:] = 0.0
+
+so lengths that change between iterations stay right; each entry of the loop starts from an
+empty array, so memory never passes from one run of the loop to the next. (numba compiles the
+element writes to a few stores; an array returned by a helper instead, ``bq = f(bq, q)``, costs
+reference counting in every iteration, about as much as the allocation saved.) The new array is
+'C'-ordered, as the one before the loop, whatever ``q``'s layout, so ``bq`` keeps one numba type.
+
+The invariant that makes it legal, checked here only (``_Candidate.reusable``): nothing reads an
+iteration's array, or any array that may be its memory (views of it, ``rt.unbroadcast(bq, x)``,
+as ``ir/memory.memory_roots`` says), after the next iteration's statement has zeroed it. It
+holds when
+
+- ``bq`` is a plain array variable given its value by that one statement in the whole function
+  (so every value it holds is one iteration's; in-place updates ``bq += g`` after it in the body
+  are reads of it), which is a statement of the loop's body itself (it runs once per
+  iteration), and it is not a result of the function;
+- ``bq`` and every other variable that may be its memory are read only in the loop's body, in
+  statements after the one giving them their value in the same iteration: each such variable
+  (other than ``bq``) is given its value by one plain assignment, a statement of the body after
+  ``bq``'s; a read before that (a value carried from an earlier iteration) or after the loop
+  (the last iteration's or an earlier one's) disqualifies it;
+- the memory is never kept by anything else: no tape push, custom Function call or other
+  statement than an assignment, an element write or a loop or branch reads any of them (an
+  element write ``bx[i] += bq`` copies the values; a loop or branch reads its condition and
+  bounds, scalars).
+
+Then, when the statement runs again, every name for the previous array is dead: its reads all
+came before, in the previous iteration. Element writes into the array (``bq[0] += g``) need no
+condition: the next iteration zeroes the array anyway.
+"""
+from ..ir.builder import Namer
+from ..ir.indexing import FULL_SLICE
+from ..ir.memory import memory_roots
+from ..ir.nodes import AccumItem, Assign, For, If, SetItem, Var, While, const, walk
+from ..ir.primitives import Kind, primitive
+from ..ir.types import BOOL, FLOAT32, FLOAT64, INT64, Type
+
+# statements that may read the array or its views without keeping its memory
+_READS_WITHOUT_KEEPING = (Assign, SetItem, AccumItem, If, For, While)
+
+
+def reuse_across_iterations(fn):
+    """Rewrite, in place, each ``zeros_like`` of a loop body whose previous iteration's array is
+    dead (see the module docstring) to reuse it; the number rewritten."""
+    candidates = [c for c in _candidates(fn.body) if c.reusable(fn)]
+    namer = Namer()
+    for name in [p.name for p in fn.params] + [w.name for s in walk(fn.body) for w in s.writes()]:
+        namer.reserve(name)
+    for candidate in candidates:
+        candidate.rewrite(namer)
+    return len(candidates)
+
+
+def would_reuse(fn):
+    """Whether ``reuse_across_iterations`` would rewrite anything in ``fn``."""
+    return any(c.reusable(fn) for c in _candidates(fn.body))
+
+
+def _is_zeros_like(stmt):
+    """A new array of zeros shaped like the statement's one argument."""
+    if (not isinstance(stmt, Assign) or stmt.inplace or len(stmt.args) != 1 or stmt.target.type.ndim == 0
+            or stmt.target.type.dtype not in (FLOAT64, FLOAT32)):
+        return False
+    p = primitive(stmt.prim)
+    return p.fill == 0 and p.shape_of == 0 and p.has(Kind.FRESH)
+
+
+def _candidates(block):
+    """A ``_Candidate`` for each ``zeros_like`` directly in the body of a loop in ``block``."""
+    for position, stmt in enumerate(block):
+        if isinstance(stmt, (For, While)):
+            for index, inner in enumerate(stmt.body):
+                if _is_zeros_like(inner):
+                    yield _Candidate(block, position, stmt, index)
+        for nested in stmt.blocks():
+            yield from _candidates(nested)
+
+
+class _Candidate:
+    """``loop.body[index]``, ``b = zeros_like(x)``, with the loop at ``block[position]``."""
+
+    def __init__(self, block, position, loop, index):
+        self.block, self.loop, self.index = block, loop, index
+        self.stmt = loop.body[index]
+
+    def reusable(self, fn):
+        """Whether no read of an iteration's array can follow the next iteration's zeroing."""
+        target = self.stmt.target
+        if any(target is result for result in fn.results) or target in fn.params:
+            return False
+        roots = memory_roots(fn.body, fn.params)
+        sharers = {var for var, its in roots.items() if target in its and var is not target}
+        if any(var in fn.params or any(var is result for result in fn.results) for var in sharers):
+            return False
+        assigned_at = {target: self.index}
+        for var in sharers:
+            at = self._defining_assignment(fn, var)
+            if at is None or at <= self.index:
+                return False
+            assigned_at[var] = at
+        return (self._defining_assignment(fn, target) == self.index
+                and all(self._read_only_after(fn, var, at) for var, at in assigned_at.items()))
+
+    def _defining_assignment(self, fn, var):
+        """The index in the loop's body of the one plain assignment giving ``var`` its value,
+        else None. In-place updates of it after that (``bq += g``) are reads of the value: they
+        keep it in the iteration that made it."""
+        bindings = [s for s in walk(fn.body) if not isinstance(s, SetItem) and var in s.writes()]
+        plain = [s for s in bindings if not (isinstance(s, Assign) and s.inplace)]
+        if len(plain) != 1 or not isinstance(plain[0], Assign):
+            return None
+        at = next((k for k, s in enumerate(self.loop.body) if s is plain[0]), None)
+        later = {id(s) for s in walk(self.loop.body[at + 1:])} if at is not None else set()
+        return at if all(s is plain[0] or id(s) in later for s in bindings) else None
+
+    def _read_only_after(self, fn, var, at):
+        """Whether every read of ``var`` in ``fn`` is in a statement of the loop's body after
+        ``body[at]`` (or nested in one), by a statement that keeps no memory."""
+        later = {id(s) for s in walk(self.loop.body[at + 1:])}
+        for s in walk(fn.body):
+            if var in s.reads() and (id(s) not in later or not isinstance(s, _READS_WITHOUT_KEEPING)):
+                return False
+        return True
+
+    def rewrite(self, namer):
+        """Before the loop, an empty array of the target's type; in the body, zeros in it (a
+        new array when the lengths differ) instead of the ``zeros_like``."""
+        target, like, loc = self.stmt.target, self.stmt.args[0], self.stmt.loc
+        ndim, dtype = target.type.ndim, target.type.dtype
+        check, lengths, differs = [], [], None
+        for axis in range(ndim):
+            have, want = (Var(namer.fresh(base), Type(INT64, 0), is_temp=True) for base in ("_have", "_want"))
+            check += [Assign(have, "dim", [target], {"axis": axis}, loc), Assign(want, "dim", [like], {"axis": axis}, loc)]
+            lengths.append(want)
+            differ = Var(namer.fresh("_differs"), Type(BOOL, 0), is_temp=True)
+            check.append(Assign(differ, "ne", [have, want], loc=loc))
+            if differs is not None:
+                either = Var(namer.fresh("_differs"), Type(BOOL, 0), is_temp=True)
+                check.append(Assign(either, "or", [differs, differ], loc=loc))
+                differ = either
+            differs = differ
+        allocate = Assign(target, "zeros", lengths, {"ndim": ndim, "dtype": dtype}, loc)
+        fill = SetItem(target, const(0.0), [FULL_SLICE] * ndim, loc)
+        at = next(k for k, stmt in enumerate(self.loop.body) if stmt is self.stmt)  # earlier rewrites moved it
+        self.loop.body[at:at + 1] = check + [If(differs, [allocate], [fill], loc)]
+        empty = Assign(target, "empty", [const(0)] * ndim, {"ndim": ndim, "dtype": dtype}, loc)
+        self.block.insert(self.block.index(self.loop), empty)
