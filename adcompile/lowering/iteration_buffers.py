@@ -82,7 +82,8 @@ def _is_zeros_like(stmt):
 def _candidates(block):
     """A ``_Candidate`` for each ``zeros_like`` directly in the body of a loop in ``block``."""
     for position, stmt in enumerate(block):
-        if isinstance(stmt, (For, While)):
+        # (a parallel loop's iterations run at once: each needs its own array)
+        if isinstance(stmt, (For, While)) and not getattr(stmt, "parallel", False):
             for index, inner in enumerate(stmt.body):
                 if _is_zeros_like(inner):
                     yield _Candidate(block, position, stmt, index)

@@ -16,6 +16,7 @@ from adcompile.codegen.python import generate
 from adcompile.ir.nodes import Assign, For, Function, If, Push, SetItem, Var, const, walk
 from adcompile.ir.types import F8, I8, NONE_T, Type
 from adcompile.lowering.iteration_buffers import reuse_across_iterations
+from adcompile.lowering.loops import ParallelFor
 
 FILL = "[:] = 0.0"
 
@@ -194,3 +195,11 @@ def test_zeros_given_their_value_twice_are_kept():
     alias = Var("a", V1)
     assert reuse_across_iterations(p.function([Assign(alias, "alias", [p.z])],
                                               after=[Assign(p.s, "sum", [alias])])) == 0
+
+
+def test_a_parallel_loop_keeps_an_array_per_iteration():
+    p = Loop()
+    fn = p.function()
+    loop = next(s for s in fn.body if isinstance(s, For))
+    fn.body[fn.body.index(loop)] = ParallelFor(loop.index, loop.start, loop.stop, loop.step, loop.body, loop.loc)
+    assert reuse_across_iterations(fn) == 0
