@@ -16,6 +16,8 @@ its own for them, so that programs keep the structure they had before these form
   a softmax), and inserted-axis broadcasts ``u[:, None] * v[None, :]``;
 - whole-array updates of elementwise chains inside loops (``w[:] = w - lr * g``);
 - loops over the rows of a matrix (``for row in A[:k]:``, zero trips included);
+- scratch arrays made in every iteration (``z = np.zeros_like(v)``), written by element and in
+  place, sometimes kept for the next iteration (``prev = z``);
 - branches whose sides give values of different dtypes in float32 programs, and
   if-expressions.
 
@@ -310,6 +312,34 @@ class LoopForms:
             self.gen.features.add("zero_trip_loop")
         return True
 
+    def scratch_array_loop(self):
+        """``z = np.zeros_like(v)`` in every iteration, written at one element and in place, read;
+        sometimes kept for the next iteration (``prev = z``), whose array must stay its own."""
+        vectors = [v for v in _vectors(self.scope) if self.scope.vars[v].bound <= 5.0]
+        if not vectors:
+            return False
+        v = self.pick(vectors)
+        (k,) = self.scope.vars[v].shape
+        b = self.scope.vars[v].bound
+        acc = self.accumulator()
+        z, prev = self.gen.fresh_name("z"), self.gen.fresh_name("prev")
+        carried = self.rng.random() < 0.4
+        if carried:
+            self.gen.emit(f"{prev} = {v} * 0.5")
+        i, trips = self.open_loop(self.rng.randint(0, 3))
+        partner, pb = self.small((k,), 1)
+        self.gen.emit(f"{z} = np.zeros_like({v})")
+        self.gen.emit(f"{z}[{i} % {k}] = {v}[{i} % {k}] * {fmt(self.rng.uniform(0.5, 1.5))}")
+        self.gen.emit(f"{z} += np.tanh({partner}) * 0.5")
+        read = f"np.sum(np.sin({z}) * {v})" + (f" + np.sum({prev} * {z})" if carried else "")
+        self.gen.emit(f"{acc} = {acc} + {read}")
+        if carried:
+            self.gen.emit(f"{prev} = {z}")
+        self.close_loop(i)
+        self.finish(acc, trips * k * (b + (max(b, 2.0) * (1.5 * b + 0.5) if carried else 0.0)))
+        self.gen.features.add("scratch_array_in_loop")
+        return True
+
     def mixed_branch(self):
         """An if-expression, or a branch whose sides differ in dtype (float32 programs)."""
         vectors = [v for v in _vectors(self.scope) if self.scope.vars[v].bound <= 5.0]
@@ -340,7 +370,7 @@ class LoopForms:
 
 
 CONSTRUCTS = ("moving_slices", "rebound_view", "grid_loop", "axis_broadcast_loop", "whole_array_update",
-              "row_loop", "mixed_branch", "carried_layout")
+              "row_loop", "mixed_branch", "carried_layout", "scratch_array_loop")
 
 
 def loop_construct(gen, scope):
