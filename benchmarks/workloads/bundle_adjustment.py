@@ -7,6 +7,7 @@ import numpy as np
 
 import adcompile
 from harness import Implementation, compile_with_adcompile
+from workloads.peer_calls import jax_implementation
 
 NAME = "bundle_adjustment"
 TITLE = "Bundle adjustment, per-observation loop"
@@ -63,3 +64,26 @@ def adcompile_version(data):
     forward = compile_with_adcompile(reprojection_error)
     gradient = adcompile.grad(forward, wrt=PARAMETERS)
     return Implementation("adcompile", "adcompile", lambda: forward(*data), lambda: gradient(*data))
+
+
+def jax_version(data, jax):
+    """As a JAX user writes it: the per-observation projection ``vmap``-ed over the observations."""
+    jnp = jax.numpy
+
+    def rotate(rotation, point):
+        theta = jnp.sqrt(jnp.sum(rotation * rotation))
+        axis = rotation / theta
+        along = jnp.dot(axis, point) * (1.0 - jnp.cos(theta))
+        return point * jnp.cos(theta) + jnp.cross(axis, point) * jnp.sin(theta) + axis * along
+
+    def project(camera, point):
+        in_camera = rotate(camera[0:3], point - camera[3:6])
+        u, v = in_camera[0] / in_camera[2], in_camera[1] / in_camera[2]
+        radius_sq = u * u + v * v
+        distortion = 1.0 + camera[9] * radius_sq + camera[10] * radius_sq * radius_sq
+        return jnp.stack([u * distortion * camera[6] + camera[7], v * distortion * camera[6] + camera[8]])
+
+    def error(cameras, points, observations, camera_index, point_index):
+        predicted = jax.vmap(project)(cameras[camera_index], points[point_index])
+        return jnp.sum((predicted - observations) ** 2)
+    return jax_implementation(jax, error, data, wrt=PARAMETERS)

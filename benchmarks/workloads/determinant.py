@@ -7,6 +7,7 @@ import numpy as np
 
 import adcompile
 from harness import Implementation, compile_with_adcompile
+from workloads.peer_calls import jax_implementation
 
 NAME = "determinant"
 TITLE = "Determinant by cofactors, batch of 4x4"
@@ -62,3 +63,8 @@ def adcompile_version(data):
     forward = compile_with_adcompile(sum_of_determinants)
     gradient = adcompile.grad(forward)
     return Implementation("adcompile", "adcompile", lambda: forward(*data), lambda: gradient(*data))
+
+
+def jax_version(data, jax):
+    """As a JAX user writes it: ``jnp.linalg.det`` of the batch (LU), summed."""
+    return jax_implementation(jax, lambda matrices: jax.numpy.sum(jax.numpy.linalg.det(matrices)), data)

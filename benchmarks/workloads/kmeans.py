@@ -6,6 +6,7 @@ import numpy as np
 
 import adcompile
 from harness import Implementation, compile_with_adcompile
+from workloads.peer_calls import jax_implementation
 
 NAME = "kmeans"
 TITLE = "k-means cost, running minimum"
@@ -40,3 +41,13 @@ def adcompile_version(data):
     forward = compile_with_adcompile(kmeans_cost)
     gradient = adcompile.grad(forward, wrt=PARAMETERS)
     return Implementation("adcompile", "adcompile", lambda: forward(*data), lambda: gradient(*data))
+
+
+def jax_version(data, jax):
+    """As a JAX user writes it: all squared distances at once, the minimum along the centres."""
+    jnp = jax.numpy
+
+    def cost(centres, points):
+        distances = jnp.sum((points[:, None, :] - centres[None, :, :]) ** 2, axis=2)
+        return jnp.sum(jnp.min(distances, axis=1))
+    return jax_implementation(jax, cost, data, wrt=PARAMETERS)
