@@ -74,6 +74,13 @@ def main():
             continue
         options = options_for(result.seed, opts.mode)
         program, outcome = result.program, result.outcome
+        if kind == "crash:process-died":  # shrinking it here would kill this process too
+            path = os.path.join(opts.out, f"{kind.replace(':', '_')}_seed{result.seed}.py")
+            with open(path, "w") as handle:
+                handle.write(snippet(program, outcome, options["backend"]))
+            shrunk_kinds.setdefault(kind, []).append(path)
+            print(f"seed {result.seed} killed its process: {path}")
+            continue
         # shrink in the fast lowered mode when the failure reproduces there
         if opts.mode == "numba":
             python_options = dict(options, backend="lowered")

@@ -110,6 +110,38 @@ def _run_chunk(seeds, backend, first_order_only=False):
     return [_run_guarded(seed, backend, first_order_only) for seed in seeds]
 
 
+def _run_pool(chunks, jobs, backend, first_order_only, record):
+    """Run ``chunks`` in a pool of ``jobs`` processes; the chunks still to run when a worker
+    process dies (numba or LLVM crashing it). The pool runs chunks in order, so the first
+    unfinished ones (``jobs`` and the one queued) may have been running: their programs run
+    again one by one, each in a process of its own, and the one that kills it is a crash."""
+    with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
+        futures = [(pool.submit(_run_chunk, chunk, backend, first_order_only), chunk) for chunk in chunks]
+        unfinished = []
+        for future, chunk in futures:
+            try:
+                record(future.result())
+            except concurrent.futures.process.BrokenProcessPool:
+                unfinished.append(chunk)
+    suspects, rest = unfinished[:jobs + 1], unfinished[jobs + 1:]
+    if suspects:
+        sys.stderr.write(f"\na worker process died: seeds {[s for c in suspects for s in c]} run again one by one\n")
+    for chunk in suspects:
+        for seed in chunk:
+            record([_run_isolated(seed, backend, first_order_only)])
+    return rest
+
+
+def _run_isolated(seed, backend, first_order_only):
+    """One program in a process of its own; a process that dies is the program's crash."""
+    with concurrent.futures.ProcessPoolExecutor(1) as pool:
+        try:
+            return pool.submit(_run_chunk, [seed], backend, first_order_only).result()[0]
+        except concurrent.futures.process.BrokenProcessPool as error:
+            outcome = Outcome("crash", "crash:process-died", f"the process running the program died: {error!r}")
+            return Result(seed, backend, outcome, generate(seed)), []
+
+
 def run_batch(seeds, backend="python", jobs=1, progress=False, first_order_only=False, summary=None,
               on_result=None):
     """Run ``seeds`` in ``backend``; ``summary`` (a Summary) may hold the outcomes of earlier runs,
@@ -136,14 +168,9 @@ def run_batch(seeds, backend="python", jobs=1, progress=False, first_order_only=
             record(_run_chunk(seeds[k:k + 10], backend, first_order_only))
     else:
         size = CHUNK_SIZE.get(backend, 20)
-        chunks = [seeds[k:k + size] for k in range(0, len(seeds), size)]
-        with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
-            futures = {pool.submit(_run_chunk, chunk, backend, first_order_only): chunk for chunk in chunks}
-            for future in concurrent.futures.as_completed(futures):
-                try:
-                    record(future.result())
-                except Exception as error:  # noqa: BLE001  (e.g. a worker that died)
-                    sys.stderr.write(f"\nworker failed on seeds {futures[future]}: {error!r}\n")
+        pending = [seeds[k:k + size] for k in range(0, len(seeds), size)]
+        while pending:
+            pending = _run_pool(pending, jobs, backend, first_order_only, record)
     if progress:
         sys.stderr.write("\n")
     summary.failures.sort(key=lambda r: r.seed)
