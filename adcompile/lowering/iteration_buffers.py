@@ -81,20 +81,20 @@ def _is_zeros_like(stmt):
 
 def _candidates(block):
     """A ``_Candidate`` for each ``zeros_like`` directly in the body of a loop in ``block``."""
-    for position, stmt in enumerate(block):
+    for stmt in block:
         # (a parallel loop's iterations run at once: each needs its own array)
         if isinstance(stmt, (For, While)) and not getattr(stmt, "parallel", False):
             for index, inner in enumerate(stmt.body):
                 if _is_zeros_like(inner):
-                    yield _Candidate(block, position, stmt, index)
+                    yield _Candidate(block, stmt, index)
         for nested in stmt.blocks():
             yield from _candidates(nested)
 
 
 class _Candidate:
-    """``loop.body[index]``, ``b = zeros_like(x)``, with the loop at ``block[position]``."""
+    """``loop.body[index]``, ``b = zeros_like(x)``, with the loop in ``block``."""
 
-    def __init__(self, block, position, loop, index):
+    def __init__(self, block, loop, index):
         self.block, self.loop, self.index = block, loop, index
         self.stmt = loop.body[index]
 
