@@ -57,9 +57,8 @@ def _exposed_statement(stmt):
 
 
 def _raises(stmts):
-    """Whether the block ends the call: ``raise``, or the deferred fallback's call."""
-    last = stmts[-1] if stmts else None
-    return isinstance(last, ast.Raise) or (isinstance(last, ast.Expr) and "unfused_code_needed" in ast.unparse(last))
+    """Whether the block ends the call with ``raise`` (a deferred fallback among others)."""
+    return bool(stmts) and isinstance(stmts[-1], ast.Raise)
 
 
 def _lines(stmt):

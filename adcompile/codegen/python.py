@@ -208,7 +208,9 @@ class FunctionWriter:
                 self.fold_depth[stmt.target] = depth
                 return
             target = self.name(stmt.target)
-            if self.uses.get(stmt.target, 0) == 0 and has_kind(stmt.prim, Kind.CHECK):
+            if has_kind(stmt.prim, Kind.RAISES):
+                self.emit(indent, f"raise {_src(expr)}")
+            elif self.uses.get(stmt.target, 0) == 0 and has_kind(stmt.prim, Kind.CHECK):
                 self.emit(indent, _src(expr))
             elif stmt.inplace and stmt.prim == "add" and stmt.args[0] is stmt.target:
                 self.emit(indent, f"{target} += {_src(expr.right)}")

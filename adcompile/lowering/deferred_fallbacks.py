@@ -6,8 +6,9 @@ nothing broadcast along them, reductions not empty), with the statements it repl
 would type and compile both branches: the unfused copy costs a fifth of the compile of a
 fused gradient (the log-domain Sinkhorn: 18.5 s cold with it, 14.7 s without).
 
-So where it is legal, the ``else`` branches become ``rt.unfused_code_needed()``, which raises
-``UnfusedCodeNeeded``; the caller (``backend/unfused_fallback.py``) then runs the same call with
+So where it is legal, the ``else`` branches become ``raise rt.UnfusedCodeNeeded(...)`` (a
+statement, not a call that raises: numba must see the branch end, or a variable only the loop's
+side assigns is undefined on the other and a loop around it cannot be typed); the caller (``backend/unfused_fallback.py``) then runs the same call with
 the function's unfused code (the IR before the lowering, compiled at that first need), which
 computes the same result.
 

@@ -41,14 +41,15 @@ needs_root = pytest.mark.skipif(not IS_ROOT, reason="changing a file's owner nee
 X = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
 B = np.array([0.5, -1.0, 2.0, 0.25])
 
-# A gradient whose code calls runtime helpers (rt.unbroadcast and its kernels) compiled by numba.
+# A gradient whose code calls a runtime helper compiled by numba (max's cotangent goes where
+# ``x == rt.broadcast_to_shape(max, x)``; the rest is fused into loops).
 PROGRAM = textwrap.dedent('''
     import json, warnings
     import numpy as np
     import adcompile
 
     def loss(x, b):
-        return np.sum(np.tanh(x * b))
+        return np.sum(np.tanh(x * b)) + np.max(x)
 
     x = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
     b = np.array([0.5, -1.0, 2.0, 0.25])
@@ -62,7 +63,7 @@ PROGRAM = textwrap.dedent('''
 
 def expected_gradient():
     slope = 1.0 - np.tanh(X * B) ** 2
-    return slope * B, np.sum(slope * X, axis=0)
+    return slope * B + (X == X.max()), np.sum(slope * X, axis=0)
 
 
 def run_program(folder, cache, **env):

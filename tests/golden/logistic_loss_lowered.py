@@ -27,6 +27,7 @@ def logistic_loss_grad(w, X, y):
             _t_30[i] = rt.mul_nz(rt.div_nz(bp_i, _t_3_i), p_i) * _t_2_i
     else:
         # shapes the loop does not handle: the call reruns with the unfused code
-        rt.unfused_code_needed()
+        raise rt.UnfusedCodeNeeded(
+            'the shapes of this call need the unfused code (adcompile runs it instead)')
     bw = rt.matmul(_t_31, _t_30)
     return bw,

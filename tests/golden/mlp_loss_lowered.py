@@ -19,7 +19,8 @@ def mlp_loss_grad(W1, b1, W2, X, y):
                 h[i, j] = h_i
     else:
         # shapes the loop does not handle: the call reruns with the unfused code
-        rt.unfused_code_needed()
+        raise rt.UnfusedCodeNeeded(
+            'the shapes of this call need the unfused code (adcompile runs it instead)')
     out = rt.matmul(h, W2)
     _n_18 = np.maximum(X.shape[0], y.shape[0])
     _n_22 = np.maximum(W2.shape[1], y.shape[1])
@@ -40,7 +41,8 @@ def mlp_loss_grad(W1, b1, W2, X, y):
                 bout[i, j] = bt_4_i
     else:
         # shapes the loop does not handle: the call reruns with the unfused code
-        rt.unfused_code_needed()
+        raise rt.UnfusedCodeNeeded(
+            'the shapes of this call need the unfused code (adcompile runs it instead)')
     bh = rt.matmul(bout, _t_13)
     # grad of: h = np.tanh(X @ W1 + b1)
     _n_34 = np.maximum(np.maximum(W1.shape[1], W2.shape[0]), b1.shape[0])
@@ -55,6 +57,7 @@ def mlp_loss_grad(W1, b1, W2, X, y):
                 _t_18[i, j] = bh[i, j] * (1.0 - h[i, j] * h[i, j])
     else:
         # shapes the loop does not handle: the call reruns with the unfused code
-        rt.unfused_code_needed()
+        raise rt.UnfusedCodeNeeded(
+            'the shapes of this call need the unfused code (adcompile runs it instead)')
     bW1 = rt.matmul(_t_19, _t_18)
     return bW1,

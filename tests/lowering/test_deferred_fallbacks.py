@@ -15,7 +15,7 @@ from adcompile.dask.kernel import build_kernel
 from oracles import gradient_by_differences
 
 RNG = np.random.default_rng(7)
-LOWERED_FALLBACK = "rt.unfused_code_needed()"
+LOWERED_FALLBACK = "raise rt.UnfusedCodeNeeded("
 
 
 @pytest.fixture(params=["numba", "lowered"])
@@ -132,3 +132,28 @@ def test_a_dask_kernel_carries_the_unfused_code(monkeypatch):
     for call_b in (b, b[:1]):
         (got,) = kernel((A, call_b))
         assert np.allclose(got, gradient_by_differences(row_broadcast, (A, call_b)), atol=1e-6)
+
+
+def column_updates(A, rounds):
+    """Fused loops inside a ``while`` inside a ``for``: the jvp's loop assigns the tangent of
+    ``np.log(...)`` only on the side of its check that passes."""
+    W = A.copy()
+    for i in range(3):
+        count = 0
+        while count < rounds:
+            count += 1
+            W[:, 0] += np.tanh(np.log(1.0 + A[:, 0] ** 2) * W[:, 1])
+    return 2.0 * np.sum(W)
+
+
+@pytest.mark.parametrize("rounds", [0, 2])
+def test_a_deferred_fallback_ends_its_branch_for_numba_in_nested_loops(rounds):
+    """``raise rt.UnfusedCodeNeeded(...)`` is a statement: a call that raised instead left numba
+    a variable undefined on one side of the check, and the jvp could not be typed."""
+    A = RNG.standard_normal((3, 2))
+    compiled = adcompile.compile(column_updates, tiered=False)
+    tangent = RNG.standard_normal((3, 2))
+    value, derivative = adcompile.jvp(compiled, (A, rounds), (tangent, None))
+    assert value == pytest.approx(column_updates(A, rounds), rel=1e-12)
+    expected = np.sum(gradient_by_differences(column_updates, (A, rounds), 0) * tangent)
+    assert derivative == pytest.approx(expected, rel=1e-6, abs=1e-8)

@@ -31,6 +31,7 @@ class Kind(enum.Enum):
     RULE_ONLY = "emitted by derivative rules (or reverse-mode bookkeeping) only, never by the frontend"
     BOOKKEEPING = "reverse-mode bookkeeping (tapes, placeholders, trip counts): not a computation on values"
     CHECK = "a run-time check that raises on arguments that do not fit: kept though nothing reads its result"
+    RAISES = "always raises: emitted as ``raise <its expression>``, so that numba sees the branch end there"
     CONSTANT_FOLDED = "the frontend evaluates it on a constant argument with math.<name> at compile time"
     FRESH = "an array result is always a new array, never memory of an argument (buffer reuse may take it)"
     AXIS_VIEW = "may only place its first argument's elements along more axes: a fused loop reads it through that"

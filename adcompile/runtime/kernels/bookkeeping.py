@@ -1,7 +1,7 @@
 """Reverse-mode bookkeeping and run-time checks, as plain numpy.
 
 The kernels: range_len, new_tape, push, zeros_like_any, cast_like, section_length,
-check_assertion, unfused_code_needed, may_share_memory, any_layout, c_ordered_marker, and the checkpointed loops'
+check_assertion, UnfusedCodeNeeded, may_share_memory, any_layout, c_ordered_marker, and the checkpointed loops'
 checkpoint_snapshots and revolve_advance.
 
 Generated code calls these as ``rt.<name>`` (``runtime/helpers.py`` gathers them); run as Python
@@ -28,11 +28,6 @@ class UnfusedCodeNeeded(Exception):
     broadcast, an empty reduction) where the unfused statements were left out of it: the caller
     (``backend/unfused_fallback.py``) reruns the call with the unfused code. Such code writes
     into no argument, so nothing of the abandoned run is seen (``lowering/deferred_fallbacks.py``)."""
-
-
-def unfused_code_needed():
-    """Raise :class:`UnfusedCodeNeeded` (the else branch of a fused loop's run-time check)."""
-    raise UnfusedCodeNeeded("the shapes of this call need the unfused code (adcompile runs it instead)")
 
 
 def may_share_memory(a, b):
@@ -160,6 +155,6 @@ def cast_like(g, x):
     return dt.type(g)
 
 
-__all__ = ["check_assertion", "unfused_code_needed", "may_share_memory", "section_length", "range_len", "new_tape", "push",
+__all__ = ["check_assertion", "UnfusedCodeNeeded", "may_share_memory", "section_length", "range_len", "new_tape", "push",
            "checkpoint_snapshots", "revolve_advance",
            "zeros_like_any", "cast_like", "any_layout", "c_ordered_marker"]

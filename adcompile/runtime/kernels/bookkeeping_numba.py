@@ -33,16 +33,6 @@ def _ol_check_assertion(condition, message):
     return impl
 
 
-_UnfusedCodeNeeded = bookkeeping.UnfusedCodeNeeded
-
-
-@overload(bookkeeping.unfused_code_needed, jit_options=OPTS)
-def _ol_unfused_code_needed():
-    def impl():
-        raise _UnfusedCodeNeeded("the shapes of this call need the unfused code (adcompile runs it instead)")
-    return impl
-
-
 @kernel
 def _address_range(start, shape, strides, itemsize):
     """[low, high) of the bytes an array with this start address, shape and strides touches."""

@@ -6,12 +6,12 @@
                           user's ``assert`` (frontend/translator/statements.py)
     may_share_memory      whether two arrays' memory may overlap: decides whether a loop may
                           write one while reading the other (lowering/slice_writes.py)
-    unfused_code_needed   raises UnfusedCodeNeeded: a fused loop's else branch where the
+    unfused_code_needed   raise UnfusedCodeNeeded: a fused loop's else branch where the
                           unfused statements were left out (lowering/deferred_fallbacks.py)
 """
 from ...nodes import const
 from ...types import Type
-from ..declare import CHECK, NON_DIFFERENTIABLE, RULE_ONLY, define
+from ..declare import CHECK, NON_DIFFERENTIABLE, RAISES, RULE_ONLY, define
 from ..type_rules import fixed
 
 _PREDICATE = fixed(Type("b1"))
@@ -34,4 +34,8 @@ def _assertion_batch(b, args, batched, params, size):
 
 define("check_assertion", _PREDICATE, _assertion_template, kinds={CHECK, NON_DIFFERENTIABLE}, batch=_assertion_batch)
 define("may_share_memory", _PREDICATE, "rt.may_share_memory(_0, _1)", kinds={NON_DIFFERENTIABLE, RULE_ONLY})
-define("unfused_code_needed", _PREDICATE, "rt.unfused_code_needed()", kinds={CHECK, NON_DIFFERENTIABLE, RULE_ONLY})
+# a statement of its own: ``raise rt.UnfusedCodeNeeded(...)`` (a call that raises instead would leave
+# numba believing the branch goes on, with the variables only the loop's side assigns undefined)
+define("unfused_code_needed", _PREDICATE,
+       'rt.UnfusedCodeNeeded("the shapes of this call need the unfused code (adcompile runs it instead)")',
+       kinds={CHECK, RAISES, NON_DIFFERENTIABLE, RULE_ONLY})
