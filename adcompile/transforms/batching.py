@@ -23,6 +23,7 @@ from ..ir.primitives import PRIMITIVES, Kind, has_kind
 from ..ir.types import NONE
 from ..ir.primitives.batching_rules import batched_copy, unbatched_view, with_unit_batch_axis
 from .batched_scaling import factor_batched_scalings
+from .zero_skips import without_zero_skips
 
 
 class Unbatchable(Exception):
@@ -218,7 +219,7 @@ class BatchingTransform:
 def batch(fn, batched_params, namer):
     """``fn`` applied to a batch: the parameters at ``batched_params`` get a last axis (the
     same length for all), and so does every result. Raises ``Unbatchable``."""
-    return BatchingTransform(fn, batched_params, namer).run()
+    return BatchingTransform(without_zero_skips(fn), batched_params, namer).run()
 
 
 __all__ = ["Unbatchable", "batch", "batched_variables"]

@@ -18,6 +18,7 @@ from ..ir.nodes import (AccumItem, Assign, Comment, CustomCall, For, Function, I
 from ..ir.primitives import Kind, has_kind, primitive
 from ..passes.activity import active_vars
 from .arguments import copy_written_arguments, inherit_state_params, state_params, written_arguments
+from .zero_skips import without_zero_skips
 
 
 class ForwardTransform:
@@ -197,7 +198,7 @@ class ForwardTransform:
 def forward(fn, wrt, namer):
     """The IR function computing ``fn``'s results and their tangents; it takes one tangent
     parameter per index in ``wrt`` after ``fn``'s parameters."""
-    return ForwardTransform(fn, wrt, namer).run()
+    return ForwardTransform(without_zero_skips(fn), wrt, namer).run()
 
 
 __all__ = ["forward"]

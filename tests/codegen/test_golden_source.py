@@ -28,6 +28,7 @@ import pytest
 
 import adcompile
 from oracles import gradient_by_differences, jacobian_by_differences
+from running_minimum import nearest_centre_cost
 
 GOLDEN_DIR = Path(__file__).parents[1] / "golden"
 UPDATE = os.environ.get("ADCOMPILE_UPDATE_GOLDEN") == "1"
@@ -109,6 +110,8 @@ LOWERED = {
     "momentum_steps": (momentum_steps, (RNG.standard_normal(4), RNG.standard_normal(4), 0.1), adcompile.grad, 0),
     "logsumexp_rows": (logsumexp_rows, (RNG.standard_normal((4, 3)),), adcompile.grad, 0),
     "rosenbrock_hessian": (rosenbrock, (RNG.standard_normal(4),), adcompile.hessian, 0),
+    "nearest_centre_cost": (nearest_centre_cost, (RNG.standard_normal((3, 2)), RNG.standard_normal((6, 2))),
+                            adcompile.grad, (0, 1)),
 }
 # Programs pinned at the differentiated stage: the gradients of CASES, and the programs above.
 DIFFERENTIATED = {**{name: (fn, args, adcompile.grad, wrt) for name, (fn, args, wrt) in CASES.items()}, **LOWERED}

@@ -19,7 +19,10 @@ its own for them, so that programs keep the structure they had before these form
 - scratch arrays made in every iteration (``z = np.zeros_like(v)``), written by element and in
   place, sometimes kept for the next iteration (``prev = z``);
 - branches whose sides give values of different dtypes in float32 programs, and
-  if-expressions.
+  if-expressions;
+- a running minimum or maximum over the rows of a matrix, each row's score a scalar loop (the
+  backward's inner loop gets a nonzero cotangent for the selected row only, and is skipped for
+  the others), sometimes with a second sum of the inner loop that every row's cotangent reaches.
 
 (Non-contiguous arguments are made by ``numerics.noncontiguous``.)
 
@@ -340,6 +343,42 @@ class LoopForms:
         self.gen.features.add("scratch_array_in_loop")
         return True
 
+    def selected_row(self):
+        """``best`` = the smallest (or largest) of the rows' scores, each a scalar loop over the
+        row; sometimes the inner loop also adds to a sum every row contributes to."""
+        matrices = [M for M in _matrices(self.scope) if self.scope.vars[M].bound <= 5.0]
+        if not matrices:
+            return False
+        M = self.pick(matrices)
+        r, c = self.scope.vars[M].shape
+        partners = [v for v in _vectors(self.scope, c) if self.scope.vars[v].bound <= 5.0]
+        bound = self.scope.vars[M].bound + (self.scope.vars[partners[0]].bound if partners else 1.0)
+        score_bound = c * bound * bound
+        smallest = self.rng.random() < 0.7
+        best, score, total = (self.gen.fresh_name(base) for base in ("best", "score", "spread"))
+        also_total = self.rng.random() < 0.4
+        self.gen.emit(f"{best} = {fmt(score_bound + 1.0) if smallest else fmt(-1.0)}")
+        if also_total:
+            self.gen.emit(f"{total} = 0.0")
+        j, _ = self.open_loop(r)
+        self.gen.emit(f"{score} = 0.0")
+        k, _ = self.open_loop(c)
+        partner = f"{self.pick(partners)}[{k}]" if partners else fmt(self.rng.uniform(-1.0, 1.0))
+        difference = self.gen.fresh_name("difference")
+        self.gen.emit(f"{difference} = {M}[{j}, {k}] - {partner}")
+        self.gen.emit(f"{score} += {difference} * {difference}")
+        if also_total:
+            self.gen.emit(f"{total} = {total} + np.sin({difference}) * 0.1")
+        self.close_loop(k)
+        self.gen.emit(f"if {score} {'<' if smallest else '>'} {best}:")
+        self.gen.emit(f"    {best} = {score}")
+        self.close_loop(j)
+        self.finish(best, score_bound + 1.0)
+        if also_total:
+            self.finish(total, 0.1 * r * c)
+        self.gen.features.add("selected_row")
+        return True
+
     def mixed_branch(self):
         """An if-expression, or a branch whose sides differ in dtype (float32 programs)."""
         vectors = [v for v in _vectors(self.scope) if self.scope.vars[v].bound <= 5.0]
@@ -370,7 +409,7 @@ class LoopForms:
 
 
 CONSTRUCTS = ("moving_slices", "rebound_view", "grid_loop", "axis_broadcast_loop", "whole_array_update",
-              "row_loop", "mixed_branch", "carried_layout", "scratch_array_loop")
+              "row_loop", "mixed_branch", "carried_layout", "scratch_array_loop", "selected_row")
 
 
 def loop_construct(gen, scope):

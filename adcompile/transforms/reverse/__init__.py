@@ -22,6 +22,7 @@ a region's own reverse rule gets), ``checkpointing.py`` and ``checkpoint_segment
 ``checkpointed`` loop: its state kept on entry, reversed by the binomial schedule from
 snapshots), ``transform.py`` (the driver).
 """
+from ..zero_skips import without_zero_skips
 from .context import ReverseContext
 from .transform import ReverseTransform
 
@@ -32,7 +33,7 @@ def reverse(fn, wrt, namer, mode="grad"):
     """The IR function computing the gradient (``mode='grad'``: seed 1.0, returns grads;
     ``'value_and_grad'``: returns results then grads; ``'vjp'``: takes one cotangent per result
     after the primal parameters, returns results then grads)."""
-    transform = ReverseTransform(fn, wrt, namer, "grad" if mode == "value_and_grad" else mode)
+    transform = ReverseTransform(without_zero_skips(fn), wrt, namer, "grad" if mode == "value_and_grad" else mode)
     transform.want_values = mode != "grad"
     result = transform.run()
     if mode == "value_and_grad":

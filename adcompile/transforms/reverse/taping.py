@@ -19,7 +19,7 @@ from ...ir.builder import Builder, const
 from ...ir.indexing import index_params
 from ...ir.nodes import Assign, Const, CustomCall, For, If, Pop, Push, SetItem, Var, While, walk
 from ...ir.types import NONE_T, Type
-from ...ir.primitives import Kind, getitem, has_kind
+from ...ir.primitives import getitem
 from .checkpoint_segments import is_checkpointed
 from .checkpointing import keep_entry_state
 from .liveness import value_reads

@@ -6,6 +6,8 @@
 ``AdjointSweep`` (``sweep.py``: the backward sweep). Every attribute is set here, in
 ``__init__`` or in ``start_pass`` (the per-round state).
 """
+import os
+
 from ...ir.builder import Builder
 from ...ir.memory import memory_roots
 from ...ir.nodes import Comment, Function, Var, While, walk
@@ -13,10 +15,14 @@ from ...ir.shapes import infer_shapes
 from ...passes.activity import active_vars
 from ..arguments import copy_written_arguments, inherit_state_params
 from ..scopes import Scopes, check_shared_memory_writes
+from ..zero_skips import guard_zero_cotangent_loops
 from .context import ReverseContext
 from .liveness import Liveness, enclosing_loops
 from .sweep import AdjointSweep, check_rules
 from .taping import TapingPlan
+
+# ``ADCOMPILE_ZERO_SKIP=0``: backward loops run also where their cotangents are zero (zero_skips.py)
+ZERO_SKIPS = os.environ.get("ADCOMPILE_ZERO_SKIP", "1") != "0"
 
 
 class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
@@ -94,13 +100,16 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
                 grads.append(b.call("cast_like", adj, param) if param.type.dtype == "f4" else adj)
             else:
                 grads.append(b.call("zeros_like", param))
-        body = prologue + [Comment("forward")] + forward + [Comment("backward")] + backward + epilogue
         params = list(self.fn.params)
         if self.mode == "grad":
             results = grads
         else:
             params += self.cotangent_params
             results = list(self.results) + grads
+        if ZERO_SKIPS:
+            guard_zero_cotangent_loops(prologue + forward, backward, epilogue, results, self.primal_vars,
+                                       self.adjoints.values(), self.namer)
+        body = prologue + [Comment("forward")] + forward + [Comment("backward")] + backward + epilogue
         suffix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[self.mode]
         derived = Function(f"{self.fn.name}_{suffix}", params, body, results, True, self.fn.source_file)
         return inherit_state_params(derived, self.fn)

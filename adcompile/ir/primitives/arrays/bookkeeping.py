@@ -1,6 +1,6 @@
 """Reverse-mode bookkeeping: placeholders that give a not-yet-assigned variable its type, tapes
 for values saved in loops, and loop trip counts. Not computations on values."""
-from ...types import F8, I8, NONE_T, Type
+from ...types import B1, F8, I8, NONE_T, Type
 from ..declare import (ALLOCATION, BOOKKEEPING, C_ORDERED_RESULT, NEVER_MERGED, NON_DIFFERENTIABLE, PASSES_VALUES,
                        RULE_ONLY, VIEW, define)
 from ..emission import placeholder_text
@@ -25,3 +25,9 @@ define("any_layout", same_as_first, lambda t, p: "rt.any_layout(_0)" if len(t) =
 define("c_ordered_marker", fixed(Type(F8.dtype, 1)),
        lambda t, p: "rt.c_ordered_marker((" + "".join(f"_{k}, " for k in range(len(t))) + "))",
        kinds={BOOKKEEPING, RULE_ONLY, NON_DIFFERENTIABLE, NEVER_MERGED})
+# cotangents_nonzero(g0, g1, ...): whether a backward loop receives a nonzero cotangent, the
+# guard of a loop skipped when all are zero (transforms/reverse/zero_skips.py)
+define("cotangents_nonzero", fixed(B1),
+       lambda t, p: " or ".join(f"_{k} != 0.0" for k in range(len(t))) if len(t) == 1 else
+       "(" + " or ".join(f"_{k} != 0.0" for k in range(len(t))) + ")",
+       kinds={BOOKKEEPING, RULE_ONLY, NON_DIFFERENTIABLE})
