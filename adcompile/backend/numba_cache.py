@@ -42,7 +42,8 @@ import numba
 from numba.core import caching
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
 
-from ..runtime.helper_cache import cached_helper_files
+from ..runtime.function_ids import CACHE_FORMAT, make_function_ids_unique
+from ..runtime.helper_cache import cached_helper_files, runtime_digest
 from .cache_folder import refuse, warn_unwritable
 from .trust import Untrusted, UntrustedFolder, ensure_folder, read_trusted, remove_entry, write_trusted
 
@@ -166,6 +167,13 @@ class CheckedFunctionCache(FunctionCache):
         self._cache_file = GatedCacheFile(root, cache_path=self._cache_path, filename_base=self._impl.filename_base,
                                           source_stamp=self._impl.locator.get_source_stamp())
 
+    def _index_key(self, sig, codegen):
+        """numba's key (signature, target, bytecode, closure), and the runtime helpers' digest and
+        the cache format: a generated function's machine code holds the helpers it calls, and
+        numba's staleness check sees only the generated module, so code compiled against other
+        helpers, or with counted function ids (``runtime/function_ids.py``), is never loaded."""
+        return super()._index_key(sig, codegen) + ((CACHE_FORMAT, runtime_digest()),)
+
     def load_overload(self, sig, target_context):
         try:
             return super().load_overload(sig, target_context)
@@ -182,6 +190,7 @@ class CheckedFunctionCache(FunctionCache):
 
 def njit_with_disk_cache(fn, **options):
     """``numba.njit(cache=True, **options)(fn)`` with the checked cache."""
+    make_function_ids_unique()  # before the first compile (see runtime/function_ids.py)
     dispatcher = numba.njit(**options)(fn)
     if not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT=1: numba returned fn itself
         return dispatcher

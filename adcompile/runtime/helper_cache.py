@@ -25,6 +25,8 @@ import os
 import threading
 from pathlib import Path
 
+from .function_ids import make_function_ids_unique
+
 RUNTIME_FOLDER = Path(__file__).resolve().parent
 
 _lock = threading.Lock()
@@ -81,6 +83,7 @@ def install_locator():
         if _installed:
             return
         from numba.core import caching  # lazy: numba takes ~0.3 s to import
+        make_function_ids_unique()  # before anything is compiled into the cache (see function_ids.py)
         cache_impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # _CacheImpl in older numba
         cache_impl._locator_classes.insert(0, _helper_locator_class())
         _installed = True
