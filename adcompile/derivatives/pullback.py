@@ -7,6 +7,8 @@ sweep consumes what it reads (pops tapes, puts back overwritten elements), the r
 serve one call, and a second call runs the forward half again first.
 """
 
+import numpy as np
+
 from ..boundary import api_boundary
 from ..api.specialised import Specialised
 from ..api.directions import cotangent_leaves
@@ -102,7 +104,10 @@ class Pullback:
         result = self.forward_half.run(self.args)
         n_out = self.split.n_outputs
         outputs, self.residuals = result[:n_out], tuple(result[n_out:])
-        outputs = tuple(out.copy() if any(out is r for r in self.residuals) else out for out in outputs)
+        # an output array that is also a residual is copied (the caller may write into it);
+        # a scalar is immutable (a loop that never runs returns its start, ``0.0``, as both)
+        outputs = tuple(out.copy() if isinstance(out, np.ndarray) and any(out is r for r in self.residuals)
+                        else out for out in outputs)
         if self.outputs is not None:
             return self.outputs.unflatten(outputs)
         raw = outputs if self.base_ir.returns_tuple else outputs[0]

@@ -26,6 +26,7 @@ shape_rules.py).
     shapes.stable(var)    -> bool: every assignment of ``var`` gives it the same shape
     shapes.same_at(a, b, stmt) -> None, or the products (``dim_equalities.py``) that make the
                              shapes equal where ``stmt`` runs (() when ``same`` holds)
+    shapes.clipped(dim, k) -> the Dim ``min(k, dim)`` (for the shape rules)
     shapes.varies(dim)    -> bool: ``dim`` may stand for different lengths at different times
     shapes.given(stmt)    -> the shape ``stmt``'s own rule gives its target from its operands'
                              shapes (None if unknown): for a widened target, not ``of(target)``
@@ -50,6 +51,7 @@ class ShapeMap:
         self._opaque = {}  # key -> opaque Dim, stable across rounds
         self._tapes = {}  # tape Var -> shape of the values pushed on it
         self._broadcast_members = {}  # Dim standing for a broadcast -> the lengths broadcast
+        self._clipped = {}  # symbol standing for min(bound, dim) -> dim (see clipped)
         self._widened = set()  # variables whose assignments give different shapes
         self._varying = set()  # symbols that may stand for different lengths at different times
         self._in_loops = {id(s) for loop in walk(fn.body) if isinstance(loop, (For, While))
@@ -157,6 +159,10 @@ class ShapeMap:
             self._changed = False
             for stmt in walk(self.fn.body):
                 self._visit(stmt)
+            for name, dim in self._clipped.items():  # a clipped length varies with its length
+                if dim.symbols & self._varying and name not in self._varying:
+                    self._varying.add(name)
+                    self._changed = True
             if not self._changed:
                 return
         raise AssertionError("shape inference did not converge")  # joins widen at most twice per value
@@ -265,6 +271,21 @@ class ShapeMap:
         """The shape the primitive's declared rule (``shape_rules.py``) gives, or None."""
         rule = primitive(stmt.prim).shape
         return None if rule is None else rule(self, stmt.args, stmt.params)
+
+    def clipped(self, dim, bound):
+        """The length ``min(bound, dim)`` (the stop of ``x[:3]`` on an axis of length ``dim``; the
+        Dim forms have no ``min``): a symbol, the same for the same ``dim`` and ``bound`` (so the
+        slices ``v[0:3]`` of equal lengths have equal lengths), computed from the parameters
+        where ``dim`` is, and varying where ``dim`` varies (``_infer`` keeps that true)."""
+        name = f"min({bound}, {dim!r})"
+        if name not in self._clipped:
+            self._clipped[name] = dim
+            text = self.source(dim)
+            if text is not None:
+                self._sources[name] = f"min({bound}, {text})"
+            if dim.symbols & self._varying:
+                self._varying.add(name)
+        return symbol(name)
 
     def broadcast(self, shapes):
         """numpy's broadcasting of ``shapes`` (for the shape rules)."""

@@ -62,6 +62,14 @@ def promote_dtypes(*dtypes):
     return max(dtypes, key=lambda d: _RANK[d])
 
 
+def array_dtype(*dtypes):
+    """The dtype numpy gives an array made of values of ``dtypes`` (``np.array([...])``): every
+    value counts with its full type, so int64 with float32 is float64 (in arithmetic a Python
+    int next to a float32 array is weak and gives float32: :func:`promote_dtypes`)."""
+    dtype = promote_dtypes(*dtypes)
+    return FLOAT64 if dtype == FLOAT32 and INT64 in dtypes else dtype
+
+
 def to_float(dtype):
     return dtype if dtype in (FLOAT64, FLOAT32) else FLOAT64
 

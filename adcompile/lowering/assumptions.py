@@ -9,7 +9,8 @@ parameters; the lowering then writes ``if y.shape[0] == X.shape[0]: <fused loop>
 Only plausible equalities are assumed: the lengths of two different parameters' axes, or a
 broadcast's length (``max(X.shape[0], y.shape[0])``) and one of the lengths it broadcasts (or
 a broadcast of some of them, ``max(X.shape[0], y.shape[0], z.shape[0])`` and ``max(X.shape[0],
-y.shape[0])``);
+y.shape[0])``), a constant among them (``v[3:6] * np.array([a, b, c])``: ``max(3, min(6,
+v.shape[0]) - 3)`` and 3, where a statement broadcasts them together);
 never two axes of one parameter, nor ``n`` and ``n - 1``.
 """
 import re
@@ -43,8 +44,10 @@ class DimAssumptions:
         one statement broadcasts them together), not only a broadcast and its members."""
         if a == b or self.find(a) == self.find(b):
             return True
-        if a.constant is not None or b.constant is not None:
+        if a.constant is not None and b.constant is not None:
             return False
+        if (a.constant is not None or b.constant is not None) and not across_parameters:
+            return False  # a constant length only where a statement broadcasts it (below)
         if not _plausibly_equal(self.shapes.source(a), self.shapes.source(b), across_parameters):
             return False
         self.parent[self.find(a)] = self.find(b)
@@ -72,5 +75,17 @@ def _plausibly_equal(a, b, across_parameters=True):
 
 def _broadcast_members(text):
     """The lengths a broadcast's length is the largest of (``max(m.shape[1], x.shape[1])``,
-    where a broadcast of broadcasts lists them all), or the length itself."""
-    return set(text[4:-1].split(", ")) if text.startswith("max(") and text.endswith(")") else {text}
+    where a broadcast of broadcasts lists them all), or the length itself. A member may hold
+    commas of its own (``min(3, v.shape[0])``): the text is split at its top-level commas."""
+    if not (text.startswith("max(") and text.endswith(")")):
+        return {text}
+    members, depth, start = set(), 0, 4
+    for position, character in enumerate(text[4:-1], start=4):
+        depth += {"(": 1, ")": -1}.get(character, 0)
+        if depth < 0:  # max(a) + max(b): not one broadcast
+            return {text}
+        if character == "," and depth == 0:
+            members.add(text[start:position].strip())
+            start = position + 1
+    members.add(text[start:-1].strip())
+    return members

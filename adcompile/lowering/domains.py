@@ -95,6 +95,13 @@ class Extents:
             self._counts[dim] = self._emit("maximum", [bound, const(0)], "n")
         return self._counts[dim]
 
+    def provide(self, dim, view, axis):
+        """``dim`` is the length of ``axis`` of the array ``view`` (a statement taking it, run
+        with the bounds before the loop): the bound, recorded for every later ``bound(dim)``."""
+        self.stmts.append(view)
+        self._bounds[dim] = self._emit("dim", [view.target], axis=axis)
+        return self._bounds[dim]
+
     def _emit(self, prim, args, name="_n", **params):
         target = self.builder(name, I8, is_temp=True)
         self.stmts.append(Assign(target, prim, args, params))

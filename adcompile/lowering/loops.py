@@ -90,8 +90,28 @@ class _GroupWriter(LoopBody, LoopReductions, LoopGuards):
     def _extent_bound(self, dim):
         bound = self.extents.bound(dim)
         if bound is None:
+            bound = self._bound_from_a_view(dim)
+        if bound is None:
             raise CannotWrite
         return bound
+
+    def _bound_from_a_view(self, dim):
+        """The length ``dim`` of a slice of memory the group takes, where no expression of the
+        parameters and no array in memory gives it (``a = r[0:3]`` of a row ``r``: its length
+        is the row's clipped at 3): the slice is taken again before the loop, into a name of its
+        own, and the loop runs over its length there. Legal because a view does no work and
+        its source is the same array at the loop's start as at the slice: the group assigns it
+        nowhere (``_views_of_memory``), and no statement the group moves before the loop
+        assigns it (those run after the extents' statements)."""
+        moved = {s.target for s in self.group.moved if isinstance(s, Assign)}
+        for target, view in self._views_of_memory().items():
+            if view.prim != "getitem" or view.args[0] in moved or any(a in moved for a in view.args[1:]):
+                continue
+            for axis, have in enumerate(self.ctx.shapes.of(target)):
+                if have == dim:
+                    early = self.ctx.new_var(target.name, target.type, is_temp=True)
+                    return self.extents.provide(dim, Assign(early, "getitem", list(view.args), dict(view.params)), axis)
+        return None
 
     def _extent_count(self, dim):
         self._extent_bound(dim)

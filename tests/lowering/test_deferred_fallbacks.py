@@ -18,16 +18,6 @@ RNG = np.random.default_rng(7)
 LOWERED_FALLBACK = "raise rt.UnfusedCodeNeeded("
 
 
-@pytest.fixture(params=["numba", "lowered"])
-def backend(request, monkeypatch):
-    """numba (the default path), or the Python backend running the same lowered code."""
-    if request.param == "lowered":
-        monkeypatch.setenv("ADCOMPILE_FUSE", "all")
-        return "python"
-    monkeypatch.delenv("ADCOMPILE_FUSE", raising=False)
-    return "numba"
-
-
 def row_broadcast(A, b):
     return np.sum(np.tanh(A - b) * A)
 

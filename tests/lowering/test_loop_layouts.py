@@ -148,7 +148,7 @@ C_RESULT_EXPRESSIONS = {
     "linspace": lambda a: np.linspace(0.0, 1.0, 3), "eye": lambda a: np.eye(3), "matmul": lambda a: a @ a.T,
     "outer": lambda a: np.outer(a[:, 0], a[0]), "copy": lambda a: a.copy(),
     "stop_gradient": lambda a: adcompile.stop_gradient(a), "cumsum": lambda a: np.cumsum(a),
-    "ravel": lambda a: np.ravel(a),
+    "ravel": lambda a: np.ravel(a), "vector": lambda a: np.array([a[0, 0], a[1, 2], 2.0]),
     "placeholder": lambda a: np.empty((2, 3)),  # reverse mode's np.empty((0, ...)), as "empty"
     "unbroadcast": None,  # emitted by derivative rules only: its runtime helper is checked below
 }

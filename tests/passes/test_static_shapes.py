@@ -28,7 +28,7 @@ def _forward_ir(f, *args):
 
 
 def _evaluate_dims(shapes, dims, env):
-    return tuple(max(eval(shapes.source(d), {"max": max}, env), 0) for d in dims)
+    return tuple(max(eval(shapes.source(d), {"max": max, "min": min}, env), 0) for d in dims)
 
 
 def _check_every_value(fn, args, trace):
@@ -87,14 +87,26 @@ def grid(A):
     return np.sum(inner * inner) + np.sum(col[2:] * col[:-2]) + np.sum(A.T[0])
 
 
+def row_slices(P, q):
+    """Slices with constant stops of a row whose length is the parameter's: ``min(3, n)``."""
+    total = 0.0
+    for k in range(P.shape[0]):
+        r = P[k]
+        a, b, c = r[0:3], r[3:6], r[:2]
+        total += np.sum(a * b + q) + np.sum(c * r[1:3])
+    return total
+
+
 CASES = [
     (rosenbrock, (np.linspace(-1, 1, 7),)),
+    (row_slices, (np.random.default_rng(2).standard_normal((4, 7)), np.ones(3))),
+    (row_slices, (np.random.default_rng(2).standard_normal((4, 8)), np.ones(1))),
     (layers, (np.random.default_rng(0).standard_normal((5, 4)), np.ones(4), np.ones(5))),
     (grid, (np.random.default_rng(1).standard_normal((6, 5)),)),
 ]
 
 
-@pytest.mark.parametrize("f, args", CASES, ids=[f.__name__ for f, _ in CASES])
+@pytest.mark.parametrize("f, args", CASES, ids=[f"{f.__name__}-{k}" for k, (f, _) in enumerate(CASES)])
 def test_inferred_shapes_are_the_run_time_shapes(f, args):
     for fn in (_forward_ir(f, *args), _gradient_ir(f, *args)):
         assert _check_every_value(fn, args, _traced_shapes(fn, args)) >= 3
@@ -107,6 +119,43 @@ def test_slices_of_one_axis_have_one_length():
     assert len(slices) == 3 and shapes.same(slices[0], slices[1]) and shapes.same(slices[1], slices[2])
     assert shapes.source(shapes.of(slices[0])[0]) == "x.shape[0] - 1"
     assert shapes.source(shapes.of(slices[0])[0], clamp=True) == "max(x.shape[0] - 1, 0)"
+
+
+def test_a_slice_with_a_constant_stop_has_the_length_min_of_stop_and_the_axis():
+    fn = _forward_ir(row_slices, np.ones((4, 7)), np.ones(3))
+    shapes = infer_shapes(fn)
+    slices = [s for s in walk(fn.body) if isinstance(s, Assign) and s.prim == "getitem" and s.params["text"] != "_1"]
+    sources = [shapes.source(shapes.of(s.target)[0]) for s in slices]
+    assert sources[:3] == ["min(3, P.shape[1])", "min(6, P.shape[1]) - 3", "min(2, P.shape[1])"], sources
+    assert not any(shapes.varies(shapes.of(s.target)[0]) for s in slices)
+
+
+def test_the_same_slice_of_rows_of_one_length_has_one_length():
+    def neighbours(P):
+        s = 0.0
+        for k in range(P.shape[0] - 1):
+            s += np.sum(P[k][0:3] * P[k + 1][0:3])
+        return s
+    fn = _forward_ir(neighbours, np.ones((4, 5)))
+    shapes = infer_shapes(fn)
+    first, second = [s.target for s in walk(fn.body) if isinstance(s, Assign) and s.prim == "getitem"
+                     and s.params["text"] == "_1:_2"]
+    assert shapes.same(first, second)
+
+
+def test_a_slice_of_a_view_rebound_in_a_loop_varies():
+    def shrinking(x):
+        t = x
+        s = 0.0
+        for k in range(3):
+            t = t[1:]
+            u = t[:2]
+            s += np.sum(u * u)
+        return s
+    fn = _forward_ir(shrinking, np.ones(6))
+    shapes = infer_shapes(fn)
+    u = next(s.target for s in walk(fn.body) if isinstance(s, Assign) and s.target.name == "u")
+    assert shapes.varies(shapes.of(u)[0])
 
 
 def test_values_assigned_with_different_shapes_are_not_equal_to_either():

@@ -83,12 +83,17 @@ def test_an_additive_primitive_adds_or_subtracts(name):
     np.testing.assert_array_equal(evaluate(name, x, y), x + sign * y)
 
 
+# primitives whose operands are scalars: ``vector`` builds an array of them
+_SCALAR_OPERANDS = {"vector": ((1.5, -2.0, 0.25), (np.float64(3.0), 4.0))}
+
+
 @pytest.mark.parametrize("name", declaring(Kind.OWNED_RESULT))
 def test_an_owned_result_is_a_new_writable_array(name):
     arity = PRIMITIVES[name].arity or 2
     other = 2.0 if PRIMITIVES[name].has(Kind.ELEMENTWISE) else _floats(3)  # a scalar, or a matrix-vector product
     x, y = np.abs(_floats(3, 3)) + 0.5, np.abs(_floats(3, 3)) + 0.5  # positive: x ** y is defined
-    for args in ((x, y)[:arity], (x, other)[:arity]):
+    samples = _SCALAR_OPERANDS.get(name, ((x, y)[:arity], (x, other)[:arity]))
+    for args in samples:
         result = evaluate(name, *args)
         assert isinstance(result, np.ndarray) and result.flags.writeable, name
         assert not any(isinstance(a, np.ndarray) and np.shares_memory(result, a) for a in args), name

@@ -23,6 +23,21 @@ def f(y):
 
 CASES = [
     RegressionCase(
+        name="vjp_of_a_scalar_result_a_loop_never_assigns",
+        source='''
+import numpy as np
+
+def f(y):
+    s14 = 0.0
+    t15 = y
+    for i in range(0):
+        s14 = np.sum(t15)
+    return s14
+''',
+        args=(np.array([0.0792778310010811, -0.8760305029332784, -0.3697764489546178, -0.4769858217716767]),),
+        kind="crash:vjp:AttributeError",  # lowered random program 65001013 (fixed: a float output is not copied)
+    ),
+    RegressionCase(
         name="loop_variable_reused_after_negative_step_loop",
         source='''
 def f(a, x, n):

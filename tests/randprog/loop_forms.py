@@ -379,6 +379,50 @@ class LoopForms:
         self.gen.features.add("selected_row")
         return True
 
+    def small_vectors(self):
+        """Per row, a vector of a few scalars built with ``np.array([...])`` (the per-observation
+        2- and 3-vectors of bundle adjustment): combined elementwise with a slice of the row or a
+        vector built before the loop, rotated by reading its elements back, reduced; sometimes
+        kept for the next row (``previous = q``)."""
+        matrices = [M for M in _matrices(self.scope) if self.scope.vars[M].bound <= 5.0]
+        if not matrices:
+            return False
+        M = self.pick(matrices)
+        r, c = self.scope.vars[M].shape
+        b = max(self.scope.vars[M].bound, 1.0)
+        k = self.rng.randint(2, 3)
+        before = [self.small((), 1) for _ in range(k)]
+        fixed, p, q, acc, previous = (self.gen.fresh_name(base) for base in ("w", "p", "q", "acc", "previous"))
+        wb = max([1.0] + [bound for _, bound in before])
+        self.gen.emit(f"{fixed} = np.array([{', '.join(text for text, _ in before)}])")
+        self.gen.emit(f"{acc} = 0.0")
+        carried = self.rng.random() < 0.3
+        if carried:
+            self.gen.emit(f"{previous} = {fixed} * 0.5")
+        j, trips = self.open_loop(r)
+        items = [self.pick([f"{M}[{j}, {self.rng.randrange(c)}] * {fmt(self.rng.uniform(-1.0, 1.0))}",
+                            f"np.sin({M}[{j}, {self.rng.randrange(c)}])", fmt(self.rng.uniform(-1.0, 1.0)),
+                            f"{M}[{j}, {self.rng.randrange(c)}] * {M}[{j}, {self.rng.randrange(c)}]"])
+                 for _ in range(k)]
+        self.gen.emit(f"{p} = np.array([{', '.join(items)}])")
+        if c >= k and self.rng.random() < 0.5:
+            start = self.rng.randint(0, c - k)
+            other, ob = f"{M}[{j}, {start}:{start + k}]", b
+        else:
+            other, ob = fixed, wb
+        rotated = ", ".join(f"{'-' if self.rng.random() < 0.5 else ''}{p}[{(m + 1) % k}]" for m in range(k))
+        self.gen.emit(f"{q} = {p} * {other} + np.array([{rotated}]) * {fmt(self.rng.uniform(0.2, 0.8))}")
+        qb = b * b * ob + b
+        reads = [f"np.sum({q} * {q})", f"{q}[0] * {q}[{k - 1}] - {q} @ {fixed}",
+                 f"np.sum(np.tanh({q}) * {fixed})"]
+        self.gen.emit(f"{acc} += {self.pick(reads)}" + (f" + np.sum({previous} * {q})" if carried else ""))
+        if carried:
+            self.gen.emit(f"{previous} = {q}")
+        self.close_loop(j)
+        self.finish(acc, trips * k * (qb * qb + qb * wb + (qb * max(qb, wb) if carried else 0.0)))
+        self.gen.features.add("small_vectors")
+        return True
+
     def mixed_branch(self):
         """An if-expression, or a branch whose sides differ in dtype (float32 programs)."""
         vectors = [v for v in _vectors(self.scope) if self.scope.vars[v].bound <= 5.0]
@@ -409,7 +453,7 @@ class LoopForms:
 
 
 CONSTRUCTS = ("moving_slices", "rebound_view", "grid_loop", "axis_broadcast_loop", "whole_array_update",
-              "row_loop", "mixed_branch", "carried_layout", "scratch_array_loop", "selected_row")
+              "row_loop", "mixed_branch", "carried_layout", "scratch_array_loop", "selected_row", "small_vectors")
 
 
 def loop_construct(gen, scope):

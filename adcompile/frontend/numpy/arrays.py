@@ -3,7 +3,7 @@ stack, np.array of lists, astype (see ``calls.py``)."""
 from ...errors import TypeMismatchError, UnsupportedFunctionError
 from ...ir.builder import const
 from ...ir.nodes import Const
-from ...ir.types import FLOAT64
+from ...ir.types import FLOAT64, array_dtype
 from ..calls import (HANDLERS, array_arg, atom, cast, handler, static_int, _take)
 from ..resolve import DTypeRef, FuncRef
 from ..values import (NoneValue, TupleValue)
@@ -233,7 +233,8 @@ def _array_of_sequence(tr, value, node):
     """``np.array([...])`` of scalars, arrays or nested lists (``[[c, -s], [s, c]]``)."""
     items = [_array_of_sequence(tr, v, node) if isinstance(v, TupleValue) else atom(tr, v, node)
              for v in value.items]
+    dtype = array_dtype(*[i.type.dtype for i in items])
+    items = [cast(tr, i, dtype, node) for i in items]
     if all(i.type.ndim == 0 for i in items):
-        items = [tr.emit("expand_axis", [i], node, axis=0) for i in items]
-        return tr.emit("concatenate", items, node, axis=0)
+        return tr.emit("vector", items, node)  # one allocation, a store per element
     return tr.emit("stack", items, node, axis=0)
