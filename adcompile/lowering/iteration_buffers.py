@@ -1,4 +1,4 @@
-"""An array of zeros made in every iteration of a loop reuses the previous iteration's memory.
+"""An array made in every iteration of a loop reuses the previous iteration's memory.
 
 Reverse mode gives each array of a loop body an adjoint, made at the start of each backward
 iteration: ``bq = np.zeros_like(q)``. For the small arrays of a per-observation loop (3-vectors
@@ -14,7 +14,12 @@ keeps one:
             bq[:] = 0.0
 
 so lengths that change between iterations stay right; each entry of the loop starts from an
-empty array, so memory never passes from one run of the loop to the next. (numba compiles the
+empty array, so memory never passes from one run of the loop to the next. The buffer a fused
+loop writes every element of (``r = np.empty((n,))`` before ``for i in range(n): r[i] = ...``)
+is kept the same way, without the fill: ``if r.shape[0] != n: r = np.empty((n,))``. Such a
+buffer is made in the taken branch of the loop's run-time check, whose other branch raises
+(``deferred_fallbacks.py``): where control passes the check, the branch runs, so its
+statements count as statements of the loop's body at that place (``_once_per_iteration``). (numba compiles the
 element writes to a few stores; an array returned by a helper instead, ``bq = f(bq, q)``, costs
 reference counting in every iteration, about as much as the allocation saved.) The new array is
 'C'-ordered, as the one before the loop, whatever ``q``'s layout, so ``bq`` keeps one numba type.
@@ -26,8 +31,9 @@ holds when
 
 - ``bq`` is a plain array variable given its value by that one statement in the whole function
   (so every value it holds is one iteration's; in-place updates ``bq += g`` after it in the body
-  are reads of it), which is a statement of the loop's body itself (it runs once per
-  iteration), and it is not a result of the function;
+  are reads of it), which is a statement of the loop's body itself, or of the taken branch of a
+  check whose other branch raises (it runs once per iteration), and it is not a result of the
+  function;
 - ``bq`` and every other variable that may be its memory are read only in the loop's body, in
   statements after the one giving them their value in the same iteration: each such variable
   (other than ``bq``) is given its value by one plain assignment, a statement of the body after
@@ -40,13 +46,15 @@ holds when
 
 Then, when the statement runs again, every name for the previous array is dead: its reads all
 came before, in the previous iteration. Element writes into the array (``bq[0] += g``) need no
-condition: the next iteration zeroes the array anyway.
+condition: the next iteration zeroes the array anyway, and a fused loop's buffer is written at
+every point by its loop before anything reads it (``loops.py`` allocates one only for that; the
+contents of a user's own ``np.empty`` are unspecified until written).
 """
 from ..ir.builder import Namer
 from ..ir.indexing import FULL_SLICE
 from ..ir.memory import memory_roots
-from ..ir.nodes import AccumItem, Assign, For, If, SetItem, Var, While, const, walk
-from ..ir.primitives import Kind, primitive
+from ..ir.nodes import AccumItem, Assign, Comment, For, If, SetItem, Var, While, const, walk
+from ..ir.primitives import Kind, has_kind, primitive
 from ..ir.types import BOOL, FLOAT32, FLOAT64, INT64, Type
 
 # statements that may read the array or its views without keeping its memory
@@ -54,8 +62,9 @@ _READS_WITHOUT_KEEPING = (Assign, SetItem, AccumItem, If, For, While)
 
 
 def reuse_across_iterations(fn):
-    """Rewrite, in place, each ``zeros_like`` of a loop body whose previous iteration's array is
-    dead (see the module docstring) to reuse it; the number rewritten."""
+    """Rewrite, in place, each ``zeros_like`` or fused loop's ``empty`` of a loop body whose
+    previous iteration's array is dead (see the module docstring) to reuse it; the number
+    rewritten."""
     candidates = [c for c in _candidates(fn.body) if c.reusable(fn)]
     namer = Namer()
     for name in [p.name for p in fn.params] + [w.name for s in walk(fn.body) for w in s.writes()]:
@@ -79,24 +88,55 @@ def _is_zeros_like(stmt):
     return p.fill == 0 and p.shape_of == 0 and p.has(Kind.FRESH)
 
 
+def _is_loop_buffer(stmt):
+    """A new float array of lengths given as integers (``np.empty((n,))``), as a fused loop
+    allocates for a value it writes at every point."""
+    return (isinstance(stmt, Assign) and not stmt.inplace and stmt.prim == "empty" and stmt.target.type.ndim > 0
+            and stmt.target.type.dtype in (FLOAT64, FLOAT32) and len(stmt.args) == stmt.target.type.ndim)
+
+
+def _raises(block):
+    """Whether running ``block`` always ends in a raise (a deferred fallback's ``else``)."""
+    rest = [s for s in block if not isinstance(s, Comment)]
+    return bool(rest) and isinstance(rest[-1], Assign) and has_kind(rest[-1].prim, Kind.RAISES)
+
+
+def _once_per_iteration(body):
+    """The statements of a loop's ``body`` that run once in each iteration, in order, each with
+    the block holding it: the body's own, and for a check whose other branch raises, those of
+    its taken branch in the check's place (an iteration that raises ends the call)."""
+    sequence = []
+    for stmt in body:
+        if isinstance(stmt, If) and _raises(stmt.orelse) and not _raises(stmt.body):
+            sequence.extend(_once_per_iteration(stmt.body))
+        else:
+            sequence.append((stmt, body))
+    return sequence
+
+
 def _candidates(block):
-    """A ``_Candidate`` for each ``zeros_like`` directly in the body of a loop in ``block``."""
+    """A ``_Candidate`` for each ``zeros_like`` or fused loop's buffer run once in each iteration
+    of a loop in ``block``."""
     for stmt in block:
         # (a parallel loop's iterations run at once: each needs its own array)
         if isinstance(stmt, (For, While)) and not getattr(stmt, "parallel", False):
-            for index, inner in enumerate(stmt.body):
-                if _is_zeros_like(inner):
-                    yield _Candidate(block, stmt, index)
+            sequence = _once_per_iteration(stmt.body)
+            for index, (inner, holder) in enumerate(sequence):
+                if _is_zeros_like(inner) or _is_loop_buffer(inner):
+                    yield _Candidate(block, stmt, sequence, index, holder)
         for nested in stmt.blocks():
             yield from _candidates(nested)
 
 
 class _Candidate:
-    """``loop.body[index]``, ``b = zeros_like(x)``, with the loop in ``block``."""
+    """``sequence[index]``, ``b = zeros_like(x)`` or ``b = empty(n)``, a statement run once per
+    iteration of ``loop`` (``_once_per_iteration``: ``sequence``), held by the list ``holder``;
+    the loop is in ``block``."""
 
-    def __init__(self, block, loop, index):
-        self.block, self.loop, self.index = block, loop, index
-        self.stmt = loop.body[index]
+    def __init__(self, block, loop, sequence, index, holder):
+        self.block, self.loop, self.index, self.holder = block, loop, index, holder
+        self.sequence = [stmt for stmt, _ in sequence]
+        self.stmt = self.sequence[index]
 
     def reusable(self, fn):
         """Whether no read of an iteration's array can follow the next iteration's zeroing."""
@@ -124,14 +164,14 @@ class _Candidate:
         plain = [s for s in bindings if not (isinstance(s, Assign) and s.inplace)]
         if len(plain) != 1 or not isinstance(plain[0], Assign):
             return None
-        at = next((k for k, s in enumerate(self.loop.body) if s is plain[0]), None)
-        later = {id(s) for s in walk(self.loop.body[at + 1:])} if at is not None else set()
+        at = next((k for k, s in enumerate(self.sequence) if s is plain[0]), None)
+        later = {id(s) for s in walk(self.sequence[at + 1:])} if at is not None else set()
         return at if all(s is plain[0] or id(s) in later for s in bindings) else None
 
     def _read_only_after(self, fn, var, at):
-        """Whether every read of ``var`` in ``fn`` is in a statement of the loop's body after
-        ``body[at]`` (or nested in one), by a statement that keeps no memory."""
-        later = {id(s) for s in walk(self.loop.body[at + 1:])}
+        """Whether every read of ``var`` in ``fn`` is in a statement run once per iteration of
+        the loop after ``sequence[at]`` (or nested in one), by a statement that keeps no memory."""
+        later = {id(s) for s in walk(self.sequence[at + 1:])}
         for s in walk(fn.body):
             if var in s.reads() and (id(s) not in later or not isinstance(s, _READS_WITHOUT_KEEPING)):
                 return False
@@ -139,13 +179,17 @@ class _Candidate:
 
     def rewrite(self, namer):
         """Before the loop, an empty array of the target's type; in the body, zeros in it (a
-        new array when the lengths differ) instead of the ``zeros_like``."""
-        target, like, loc = self.stmt.target, self.stmt.args[0], self.stmt.loc
+        new array when the lengths differ) instead of the ``zeros_like``, or the array kept
+        (a new one when the lengths differ) instead of the ``empty``."""
+        target, loc = self.stmt.target, self.stmt.loc
         ndim, dtype = target.type.ndim, target.type.dtype
+        zeros = self.stmt.prim != "empty"
         check, lengths, differs = [], [], None
         for axis in range(ndim):
             have, want = (Var(namer.fresh(base), Type(INT64, 0), is_temp=True) for base in ("_have", "_want"))
-            check += [Assign(have, "dim", [target], {"axis": axis}, loc), Assign(want, "dim", [like], {"axis": axis}, loc)]
+            wanted = (Assign(want, "dim", [self.stmt.args[0]], {"axis": axis}, loc) if zeros
+                      else Assign(want, "alias", [self.stmt.args[axis]], loc=loc))
+            check += [Assign(have, "dim", [target], {"axis": axis}, loc), wanted]
             lengths.append(want)
             differ = Var(namer.fresh("_differs"), Type(BOOL, 0), is_temp=True)
             check.append(Assign(differ, "ne", [have, want], loc=loc))
@@ -154,9 +198,13 @@ class _Candidate:
                 check.append(Assign(either, "or", [differs, differ], loc=loc))
                 differ = either
             differs = differ
-        allocate = Assign(target, "zeros", lengths, {"ndim": ndim, "dtype": dtype}, loc)
-        fill = SetItem(target, const(0.0), [FULL_SLICE] * ndim, loc)
-        at = next(k for k, stmt in enumerate(self.loop.body) if stmt is self.stmt)  # earlier rewrites moved it
-        self.loop.body[at:at + 1] = check + [If(differs, [allocate], [fill], loc)]
+        if zeros:
+            allocate = Assign(target, "zeros", lengths, {"ndim": ndim, "dtype": dtype}, loc)
+            kept = [SetItem(target, const(0.0), [FULL_SLICE] * ndim, loc)]
+        else:
+            allocate = Assign(target, "empty", lengths, {"ndim": ndim, "dtype": dtype}, loc)
+            kept = []
+        at = next(k for k, stmt in enumerate(self.holder) if stmt is self.stmt)  # earlier rewrites moved it
+        self.holder[at:at + 1] = check + [If(differs, [allocate], kept, loc)]
         empty = Assign(target, "empty", [const(0)] * ndim, {"ndim": ndim, "dtype": dtype}, loc)
         self.block.insert(self.block.index(self.loop), empty)

@@ -7,6 +7,8 @@ differences and with the Python backend; the adversarial cases are small IR func
 hand: the array pushed on a tape, read after the loop, viewed by a name read in the next
 iteration, given its value twice.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -203,3 +205,50 @@ def test_a_parallel_loop_keeps_an_array_per_iteration():
     loop = next(s for s in fn.body if isinstance(s, For))
     fn.body[fn.body.index(loop)] = ParallelFor(loop.index, loop.start, loop.stop, loop.step, loop.body, loop.loc)
     assert reuse_across_iterations(fn) == 0
+
+
+# ---------------------------------------------------------------- the buffers of fused loops
+def rotated_observations(cameras, points):
+    """Slices of a camera's row and a point's, combined elementwise: fused loops behind their
+    length checks, whose buffers are made in every iteration."""
+    total = 0.0
+    for i in range(points.shape[0]):
+        camera = cameras[i % cameras.shape[0]]
+        moved = (points[i] - camera[3:6]) * np.cos(camera[0]) + camera[0:3] * np.sin(camera[1])
+        total += np.sum(moved * moved) * camera[6]
+    return total
+
+
+def carried_buffer(x, w):
+    """``previous = r``: a fused loop's buffer of one iteration is read in the next."""
+    previous = w * 0.0
+    total = 0.0
+    for i in range(x.shape[0]):
+        r = x[i] * w + w * w
+        total += np.sum(previous * r) + np.sum(np.sin(r))
+        previous = r
+    return total + np.sum(previous)
+
+
+def test_the_buffers_of_fused_loops_in_a_loop_are_kept_across_iterations():
+    rng = np.random.default_rng(4)
+    args = (rng.standard_normal((3, 7)), rng.standard_normal((6, 3)))
+    gradient = adcompile.grad(adcompile.compile(rotated_observations), wrt=(0, 1))
+    backward = gradient.source(*args, stage="lowered").split("# backward")[1]
+    kept = set(re.findall(r"if (\w+)\.shape\[0\] != _want", backward)) - set(re.findall(r"(\w+)\[:\] = 0\.0", backward))
+    assert len(kept) >= 2, backward
+    for name in kept:  # one empty array before the loop, a new one only when the lengths change
+        assert backward.count(f"{name} = np.empty((0,)") == 1 and backward.count(f"{name} = np.empty((") == 2
+    assert adcompile.gradcheck(adcompile.compile(rotated_observations), args, wrt=(0, 1))
+    expected = adcompile.grad(adcompile.compile(rotated_observations, backend="python"), wrt=(0, 1))(*args)
+    for got, want in zip(gradient(*args), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_fused_loops_buffer_read_in_the_next_iteration_is_made_anew():
+    x, w = np.linspace(-1.0, 1.0, 5), np.array([0.3, -0.7, 1.1])
+    compiled = adcompile.compile(carried_buffer)
+    forward = compiled.source(x, w, stage="lowered")
+    assert "r = np.empty((" in forward and "!= _want" not in forward, forward
+    assert compiled(x, w) == pytest.approx(carried_buffer(x, w), rel=1e-12)
+    assert adcompile.gradcheck(compiled, (x, w), wrt=(0, 1))
