@@ -169,9 +169,11 @@ class CheckedFunctionCache(FunctionCache):
 
     def _index_key(self, sig, codegen):
         """numba's key (signature, target, bytecode, closure), and the runtime helpers' digest and
-        the cache format: a generated function's machine code holds the helpers it calls, and
-        numba's staleness check sees only the generated module, so code compiled against other
-        helpers, or with counted function ids (``runtime/function_ids.py``), is never loaded."""
+        the cache format. A generated function's machine code holds the helpers it calls, and
+        numba's staleness check sees only the generated module; the module's name changes with
+        the runtime's code already (``cache_key``), and the key says so again where the entry is
+        read, so that code compiled against other helpers, or with counted function ids
+        (``runtime/function_ids.py``), is never loaded whatever names the files."""
         return super()._index_key(sig, codegen) + ((CACHE_FORMAT, runtime_digest()),)
 
     def load_overload(self, sig, target_context):
