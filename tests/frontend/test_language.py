@@ -416,12 +416,26 @@ def converted_fresh_array_written(x, flag):
     return np.sum(M)
 
 
+def _halved_then_widened(p0):
+    p0[0] = p0[0] * 0.5  # writes the caller's array, as numpy does
+    for i in range(1):
+        p0 = np.tanh(p0 + np.mean(np.ones(3)))  # a float64 array from here
+    return np.sum(p0)
+
+
+def converted_helper_parameter_written(A, flag):
+    """An inlined helper's parameter given a float32 view, then a float64 array: a converted copy
+    (numba random program 68000002 left it float32 and numba could not type the code)."""
+    return _halved_then_widened(A[:, 0]) + np.sum(A)
+
+
 LOWERINGS = [("python", None), ("python", "all"), ("numba", None)]  # (backend, ADCOMPILE_FUSE)
 
 
 @pytest.mark.parametrize("backend, fuse", LOWERINGS, ids=["python", "python-lowered", "numba"])
 @pytest.mark.parametrize("fn, written", [(converted_alias_read_after_a_write, "A[-2] = 1"),
-                                         (converted_alias_written, "M[0] = 0.0")])
+                                         (converted_alias_written, "M[0] = 0.0"),
+                                         (converted_helper_parameter_written, "p0[0] = p0[0] * 0.5")])
 def test_write_missing_a_converted_alias_is_an_error(monkeypatch, backend, fuse, fn, written):
     if fuse:
         monkeypatch.setenv("ADCOMPILE_FUSE", fuse)

@@ -23,6 +23,26 @@ def f(y):
 
 CASES = [
     RegressionCase(
+        name="inlined_helper_rebinding_a_float32_parameter_to_float64",
+        source='''
+import numpy as np
+
+def helper(p0):
+    for i in range(1):
+        p0 = np.tanh(p0 + np.mean(np.ones(3)))
+    return np.sum(p0)
+
+def f(A):
+    s = 0.0
+    for i in range(A.shape[1]):
+        s += helper(A[:, i])
+    return s
+''',
+        args=(np.array([[0.3, -0.6], [0.9, 0.1], [-0.2, 0.5]], dtype=np.float32),),
+        kind="crash:forward:GeneratedCodeError",  # numba random program 68000002: numba could not
+        backend="numba",                          # unify the parameter's float32 and float64 arrays
+    ),
+    RegressionCase(
         name="vjp_of_a_scalar_result_a_loop_never_assigns",
         source='''
 import numpy as np

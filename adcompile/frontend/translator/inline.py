@@ -11,7 +11,7 @@ import inspect
 
 from ...errors import AdCompileError, UnsupportedSyntaxError
 from ...ir.builder import Builder
-from ...ir.nodes import Assign, Const, Var
+from ...ir.nodes import Const, Var
 from .early_exits import lower_jumps
 from ..values import NONE, TupleValue, refers_to, value_of_structure
 
@@ -122,8 +122,9 @@ def _inline(tr, callee, stack, values, enclosing):
             fresh = tr.namer.fresh(name)
             local = Var(fresh, tr.hints.get(fresh, value.type))  # widened (int -> float) on a retry
             # a temporary argument becomes the parameter itself
+            # (an array of a narrower dtype is converted: numba keeps one dtype per variable)
             if not (isinstance(value, Var) and local.type == value.type and tr.retarget(value, local)):
-                tr.block.append(Assign(local, "alias", [value], loc=tr.loc))
+                tr.block.append(tr.assignment(local, value))
             value = local
         callee.env[name] = value
     callee.statements(callee.src.node.body)
