@@ -24,7 +24,15 @@ branches inline.
 """
 from ..ir.memory import memory_roots
 from ..ir.nodes import Assign, Comment, If, Pop, Push, SetItem, Var, walk
+from ..ir.primitives import Kind, has_kind
 from ..ir.types import Type
+
+
+def always_raises(block):
+    """Whether running ``block`` always ends in a raise (a deferred fallback's ``else``): control
+    never leaves it, so what it assigns never reaches the statements after its ``If``."""
+    rest = [s for s in block if not isinstance(s, Comment)]
+    return bool(rest) and isinstance(rest[-1], Assign) and has_kind(rest[-1].prim, Kind.RAISES)
 
 
 def writes_no_argument(fn):

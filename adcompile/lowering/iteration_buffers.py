@@ -53,9 +53,10 @@ contents of a user's own ``np.empty`` are unspecified until written).
 from ..ir.builder import Namer
 from ..ir.indexing import FULL_SLICE
 from ..ir.memory import memory_roots
-from ..ir.nodes import AccumItem, Assign, Comment, For, If, SetItem, Var, While, const, walk
-from ..ir.primitives import Kind, has_kind, primitive
+from ..ir.nodes import AccumItem, Assign, For, If, SetItem, Var, While, const, walk
+from ..ir.primitives import Kind, primitive
 from ..ir.types import BOOL, FLOAT32, FLOAT64, INT64, Type
+from .deferred_fallbacks import always_raises
 
 # statements that may read the array or its views without keeping its memory
 _READS_WITHOUT_KEEPING = (Assign, SetItem, AccumItem, If, For, While)
@@ -95,19 +96,13 @@ def _is_loop_buffer(stmt):
             and stmt.target.type.dtype in (FLOAT64, FLOAT32) and len(stmt.args) == stmt.target.type.ndim)
 
 
-def _raises(block):
-    """Whether running ``block`` always ends in a raise (a deferred fallback's ``else``)."""
-    rest = [s for s in block if not isinstance(s, Comment)]
-    return bool(rest) and isinstance(rest[-1], Assign) and has_kind(rest[-1].prim, Kind.RAISES)
-
-
 def _once_per_iteration(body):
     """The statements of a loop's ``body`` that run once in each iteration, in order, each with
     the block holding it: the body's own, and for a check whose other branch raises, those of
     its taken branch in the check's place (an iteration that raises ends the call)."""
     sequence = []
     for stmt in body:
-        if isinstance(stmt, If) and _raises(stmt.orelse) and not _raises(stmt.body):
+        if isinstance(stmt, If) and always_raises(stmt.orelse) and not always_raises(stmt.body):
             sequence.extend(_once_per_iteration(stmt.body))
         else:
             sequence.append((stmt, body))

@@ -30,6 +30,7 @@ from ..ir.clone import copy_function
 from ..ir.nodes import Assign, CustomCall, For, If, Pop, Var, While, walk
 from ..ir.primitives import Kind, has_kind
 from ..ir.types import F8, Type
+from .deferred_fallbacks import always_raises
 
 # What the analysis knows of an array's numba layout: 'C'; never 'F' ('C' or 'A': a value popped
 # from a tape, an ``rt.any_layout`` view); anything (a parameter, a transpose, a slice). What each
@@ -137,8 +138,11 @@ class _LayoutFlow:
                 branches = [(dict(env), set(bound)), (dict(env), set(bound))]
                 for inner, (branch_env, branch_bound) in zip(stmt.blocks(), branches):
                     self._block(inner, branch_env, branch_bound)
-                _join_into(env, branches[0][0], branches[1][0])
-                bound |= branches[0][1] & branches[1][1]
+                # a branch that always raises (a deferred fallback) reaches nothing after the If
+                going_on = [branch for inner, branch in zip(stmt.blocks(), branches) if not always_raises(inner)]
+                going_on = going_on or branches
+                _join_into(env, going_on[0][0], going_on[-1][0])
+                bound |= going_on[0][1] & going_on[-1][1]
             elif isinstance(stmt, CustomCall):
                 self._block(stmt.forward, env, bound)
             elif isinstance(stmt, (Assign, Pop)):

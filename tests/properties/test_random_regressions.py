@@ -23,6 +23,24 @@ def f(y):
 
 CASES = [
     RegressionCase(
+        name="transpose_carried_through_a_loop_after_a_checked_division",
+        source='''
+import numpy as np
+
+def f(A, x):
+    u = x / x[2]
+    h = A.T
+    for i in range(1):
+        s = np.sum(h)
+        h = np.tanh(h * 0.9)
+    return u @ u + s
+''',
+        args=(np.array([[-0.04, 0.84], [0.38, 0.63], [0.85, -0.16], [0.99, -0.9]]),
+              np.array([-0.92, -0.09, -0.27, 0.4])),
+        kind="crash:jvp:NotImplementedError",  # numba random program 68000142: numba could not
+        backend="numba",                       # allocate the loop's array of layout 'A'
+    ),
+    RegressionCase(
         name="inlined_helper_rebinding_a_float32_parameter_to_float64",
         source='''
 import numpy as np
