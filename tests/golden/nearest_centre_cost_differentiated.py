@@ -7,10 +7,11 @@ from adcompile.runtime import helpers as rt
 
 def nearest_centre_cost_grad(centres, points):
     _t_11 = False
-    tape__t_11 = rt.new_tape(False)
     # forward
     _t = points.shape[0]
     n_i = rt.range_len(0, _t, 1)
+    tape__t_11 = np.empty((n_i * rt.range_len(0, centres.shape[0], 1),), dtype=np.bool_)
+    top__t_11 = 0
     for i in range(_t):
         nearest = np.inf
         _t_2 = centres.shape[0]
@@ -22,7 +23,8 @@ def nearest_centre_cost_grad(centres, points):
                 _t_7 = centres[j, d]
                 difference = _t_6 - _t_7
                 distance = distance + difference * difference
-            rt.push(tape__t_11, _t_11)
+            tape__t_11[top__t_11] = _t_11
+            top__t_11 = top__t_11 + 1
             _t_11 = distance < nearest
             if _t_11:
                 nearest = distance
@@ -43,11 +45,12 @@ def nearest_centre_cost_grad(centres, points):
                 bnearest = 0.0
                 bdistance += _gnearest
             # grad of: if distance < nearest:
-            _t_11 = tape__t_11.pop()
-            _t_16 = rt.range_len(0, _t_5, 1) - 1
+            top__t_11 = top__t_11 - 1
+            _t_11 = tape__t_11[top__t_11]
+            _t_19 = rt.range_len(0, _t_5, 1) - 1
             if bdistance != 0.0:
                 # (skipped when the cotangents it receives are zero: it would add only zeros)
-                for d in range(_t_16, -1, -1):
+                for d in range(_t_19, -1, -1):
                     _t_6 = points[i, d]
                     _t_7 = centres[j, d]
                     difference = _t_6 - _t_7

@@ -2,7 +2,8 @@
 
 An assignment at loop depth 0 saves into a variable (``y_saved``), inside a loop onto a stack
 (``rt.push(tape_y, y)``) that the backward sweep pops, or, for scalars in a loop whose trip
-count is known on entry, into a preallocated array with a stack pointer. A value is saved
+count is known on entry, into a preallocated array with a stack pointer; scalars in nested loops
+into an array that doubles when full, with a stack pointer (``grow_if_full``). A value is saved
 only if the backward sweep reads it after undoing the assignment (``Liveness.read_before``),
 also for its shape only when that may differ between assignments (``reshaped``); a first
 assignment has nothing to save (a placeholder is no value). A variable saved where it may
@@ -12,12 +13,12 @@ entry, a while loop's trips by counting. Cheap scalar temporaries of a loop body
 recomputed at the start of each backward iteration instead of being saved (``recompute.py``).
 
 A mixin of ``ReverseTransform`` (``transform.py``): it owns ``saves``, ``save_count``,
-``tapes``, ``counted_loop``, ``counted_tapes``, ``recomputable``, ``recomputed_ids``,
+``tapes``, ``counted_loop``, ``counted_tapes``, ``growing_tapes``, ``recomputable``, ``recomputed_ids``,
 ``placeholders``, ``loop_records`` and ``restored``.
 """
 from ...ir.builder import Builder, const
 from ...ir.indexing import index_params
-from ...ir.nodes import Assign, Const, CustomCall, For, If, Pop, Push, SetItem, Var, While, walk
+from ...ir.nodes import AccumItem, Assign, Const, CustomCall, For, If, Pop, Push, SetItem, Var, While, walk
 from ...ir.types import NONE_T, Type
 from ...ir.primitives import getitem
 from .checkpoint_segments import is_checkpointed
@@ -25,6 +26,24 @@ from .checkpointing import keep_entry_state
 from .liveness import value_reads
 from .recompute import bounds_kept_by_body, copy_statement, recomputable_statements, recomputed_targets
 
+
+
+GROWING_TAPE_CAPACITY = 16  # a growing tape's first length; it doubles when full
+
+
+def grow_if_full(namer, out, tape, top, loc):
+    """Emit into ``out``: ``if top == len(tape): tape = a copy of tape twice as long``. Built of
+    ordinary primitives, so that forward mode (a Hessian's tangents of the tapes) and batching
+    carry it through like any other array code."""
+    b = Builder(namer, out, loc)
+    length = b.call("dim", tape, axis=0)
+    full = b.call("eq", top, length)
+    grown = []
+    g = Builder(namer, grown, loc)
+    bigger = g.emit("empty", [g.call("mul", length, const(2))], ndim=1, dtype=tape.type.dtype)
+    grown.append(SetItem(bigger, tape, [("slice", None, length, None)], loc=loc))
+    grown.append(Assign(tape, "alias", [bigger], loc=loc))
+    out.append(If(full, grown, [], loc))
 
 
 def _is_placeholder(stmt):
@@ -122,12 +141,23 @@ class TapingPlan:
             slot = Var(self.namer.fresh(base + "_saved"), value.type)
             out.append(Assign(slot, "alias", [value], loc=stmt.loc))
             self.saves[key] = ("slot", slot)
-        elif depth == 1 and value.type.ndim == 0 and self.counted_loop is not None:
-            # One push per iteration at most, and the trip count is known on loop entry:
-            # a preallocated array and a stack pointer instead of a growing list.
+        elif value.type.ndim == 0 and self.counted_pushes() is not None:
+            # At most one push per iteration of each enclosing loop, whose trip counts are all
+            # known on entry to the outermost: a preallocated array and a stack pointer.
             tape = Var(self.namer.fresh("tape_" + base), Type(value.type.dtype, 1))
             top = Var(self.namer.fresh("top_" + base), Type("i8"))
-            self.counted_tapes.append((tape, top))
+            self.counted_tapes.append((tape, top, self.counted_pushes()))
+            out.append(SetItem(tape, value, [("int", top)], loc=stmt.loc))
+            out.append(Assign(top, "add", [top, const(1)], loc=stmt.loc))
+            self.saves[key] = ("array", tape, top)
+        elif value.type.ndim == 0:
+            # A scalar in nested loops, or in a loop whose trip count is not known on entry: an
+            # array that doubles when full, and a stack pointer (a push is a store and an
+            # increment; numba's list append and pop cost several times more).
+            tape = Var(self.namer.fresh("tape_" + base), Type(value.type.dtype, 1))
+            top = Var(self.namer.fresh("top_" + base), Type("i8"))
+            self.growing_tapes.append((tape, top))
+            grow_if_full(self.namer, out, tape, top, stmt.loc)
             out.append(SetItem(tape, value, [("int", top)], loc=stmt.loc))
             out.append(Assign(top, "add", [top, const(1)], loc=stmt.loc))
             self.saves[key] = ("array", tape, top)
@@ -136,6 +166,55 @@ class TapingPlan:
             self.tapes.append((tape, value.type))
             out.append(Push(tape, value, loc=stmt.loc))
             self.saves[key] = ("tape", tape, value.type)
+
+    def counted_pushes(self):
+        """The loops inside the outermost one enclosing the statement being saved, if a tape
+        preallocated on entry to the outermost loop holds every push there: the outermost is a
+        ``for`` loop at depth 0 (``counted_loop``), and each inner loop a ``for`` loop whose
+        bounds are known before the outermost loop runs, with the value they have at every
+        entry of the inner loop (``bound_before``); else None. A statement runs at most once
+        per iteration of its innermost loop, so the tape needs at most the product of the trip
+        counts."""
+        outer = self.counted_loop
+        if outer is None or not self.loop_stack or self.loop_stack[0] is not outer:
+            return None
+        inner = self.loop_stack[1:]
+        if not all(isinstance(loop, For) for loop in inner):
+            return None
+        if any(self.bound_before(bound, outer) is None for loop in inner for bound in (loop.start, loop.stop, loop.step)):
+            return None
+        return tuple(inner)
+
+    def bound_before(self, bound, outer):
+        """How to compute ``bound`` (an inner loop's start, stop or step) before ``outer`` runs,
+        to the value it has whenever the inner loop starts: the constant; the variable, if
+        nothing in ``outer`` assigns it and it is defined before; or, for a variable ``outer``
+        assigns once, by ``dim(a)`` of an array ``a`` that nothing in ``outer`` rebinds and
+        that is defined before (``x.shape[1]`` read again in every iteration; writes into
+        ``a`` do not change its shape): that statement. None otherwise."""
+        if isinstance(bound, Const):
+            return bound
+        assigned, rebound = self.assignments_in(outer)
+        if bound not in assigned:
+            return bound if self.defined_before(bound, outer) else None
+        definitions = [s for s in walk(outer.body) if bound in s.writes()]
+        if len(definitions) != 1 or not isinstance(definitions[0], Assign) or definitions[0].prim != "dim":
+            return None
+        array = definitions[0].args[0]
+        if array in rebound or not self.defined_before(array, outer):
+            return None
+        return definitions[0]
+
+    def assignments_in(self, loop):
+        """(the variables ``loop`` assigns or writes into, those it binds to a new value)."""
+        key = id(loop)
+        if key not in self.assigned_in_loop:
+            statements = list(walk(loop.body))
+            assigned = {loop.index} | {v for s in statements for v in s.writes()}
+            rebound = {loop.index} | {v for s in statements if not isinstance(s, (SetItem, AccumItem, Push))
+                                      for v in s.writes()}
+            self.assigned_in_loop[key] = (assigned, rebound)
+        return self.assigned_in_loop[key]
 
     def pop_saved(self, saved, b, target):
         """Emit the restoring of a saved value into ``target`` (the inverse of ``save``)."""
@@ -239,7 +318,7 @@ class TapingPlan:
                 n_saves = self.save_count
                 if depth == 0:
                     self.counted_loop, self.counted_tapes = stmt, []
-                body = self.forward_block(stmt.body, depth + 1)
+                body = self.loop_body(stmt, depth)
                 if self.loop_has_backward(stmt, n_saves):
                     out += self.record_for(stmt, depth)
                 if depth == 0:
@@ -251,7 +330,7 @@ class TapingPlan:
                 n_saves = self.save_count
                 if depth == 0:
                     self.counted_loop = None
-                body = self.forward_block(stmt.body, depth + 1)
+                body = self.loop_body(stmt, depth)
                 if self.loop_has_backward(stmt, n_saves):
                     records = []
                     counter = self.record_var("trips", Type("i8"), const(0), stmt, depth, records)
@@ -262,6 +341,15 @@ class TapingPlan:
             else:
                 out.append(stmt)
         return out
+
+    def loop_body(self, loop, depth):
+        """The forward sweep of ``loop``'s body; ``loop_stack`` holds the loops around a
+        statement being saved."""
+        self.loop_stack.append(loop)
+        try:
+            return self.forward_block(loop.body, depth + 1)
+        finally:
+            self.loop_stack.pop()
 
     def save_loop_index(self, out, loop, depth):
         """The backward of a ``for`` loop runs with the same index variable, so an index value
@@ -311,9 +399,21 @@ class TapingPlan:
     def allocate_counted_tapes(self, loop):
         out = []
         if self.counted_tapes:
+            b = Builder(self.namer, out, loop.loc)
             n = self.loop_records[id(loop)][0]
-            for tape, top in self.counted_tapes:
-                out.append(Assign(tape, "empty", [n], {"ndim": 1, "dtype": tape.type.dtype}, loop.loc))
+            capacities = {(): n}  # the pushes of the loops inside ``loop`` -> their count
+            for tape, top, inner in self.counted_tapes:
+                if inner not in capacities:
+                    capacity = n
+                    for inner_loop in inner:
+                        bounds = [self.bound_before(a, loop) for a in (inner_loop.start, inner_loop.stop, inner_loop.step)]
+                        bounds = [b.emit("dim", bound.args, **bound.params) if isinstance(bound, Assign) else bound
+                                  for bound in bounds]
+                        trips = (const(len(range(*(a.value for a in bounds)))) if all(isinstance(a, Const) for a in bounds)
+                                 else b.call("range_len", *bounds))
+                        capacity = b.call("mul", capacity, trips)
+                    capacities[inner] = capacity
+                out.append(Assign(tape, "empty", [capacities[inner]], {"ndim": 1, "dtype": tape.type.dtype}, loop.loc))
                 out.append(Assign(top, "alias", [const(0)], loc=loop.loc))
         return out
 

@@ -8,7 +8,7 @@
 """
 import os
 
-from ...ir.builder import Builder
+from ...ir.builder import Builder, const
 from ...ir.memory import memory_roots
 from ...ir.nodes import Comment, Function, Var, While, walk
 from ...ir.shapes import infer_shapes
@@ -19,7 +19,7 @@ from ..zero_skips import guard_zero_cotangent_loops
 from .context import ReverseContext
 from .liveness import Liveness, enclosing_loops
 from .sweep import AdjointSweep, check_rules
-from .taping import TapingPlan
+from .taping import GROWING_TAPE_CAPACITY, TapingPlan
 
 # ``ADCOMPILE_ZERO_SKIP=0``: backward loops run also where their cotangents are zero (zero_skips.py)
 ZERO_SKIPS = os.environ.get("ADCOMPILE_ZERO_SKIP", "1") != "0"
@@ -69,6 +69,9 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
         self.backward_statements = []
         self.tapes = []
         self.counted_loop, self.counted_tapes = None, []
+        self.growing_tapes = []  # (tape, top) of scalars saved in nested loops
+        self.loop_stack = []     # the loops around the statement the forward sweep is at
+        self.assigned_in_loop = {}  # id of a loop -> the variables its body assigns
         self.recomputable, self.recomputed_ids = {}, set()
         self.placeholders = []
         self.adjoint_inits = []  # (variable, block path) of each adjoint's zeros_like
@@ -90,6 +93,9 @@ class ReverseTransform(TapingPlan, Liveness, AdjointSweep):
         for tape, type_ in self.tapes:
             like = b.emit("placeholder", [], type=type_)
             b.emit("new_tape", [like], target=tape)
+        for tape, top in self.growing_tapes:
+            b.emit("empty", [const(GROWING_TAPE_CAPACITY)], target=tape, ndim=1, dtype=tape.type.dtype)
+            b.emit("alias", [const(0)], target=top)
         copy_written_arguments(self.fn, b)
         epilogue = []
         b = Builder(self.namer, epilogue)
