@@ -1,6 +1,6 @@
 """The steady-state cost of a gradient over its own compiled forward, per workload.
 
-    python benchmarks/gradient_ratio.py [--rounds 60] [--peer jax] [NAME ...]
+    python benchmarks/gradient_ratio.py [--rounds 60] [--size full|tiny] [--peer jax] [NAME ...]
 
 For each workload (default: the small-array objectives bundle_adjustment, kmeans, determinant;
 full size, numba, warm, one thread), adcompile's forward and gradient calls are timed in
@@ -35,9 +35,9 @@ def _minimum_times(calls, rounds):
     return best
 
 
-def _implementation(name, peer):
+def _implementation(name, peer, size):
     module = workloads.load(name)
-    data = module.make_inputs("full")
+    data = module.make_inputs(size)
     if peer is None:
         return module.adcompile_version(data)
     import jax
@@ -45,9 +45,9 @@ def _implementation(name, peer):
     return module.jax_version(data, jax)
 
 
-def measure(name, rounds, peer=None):
+def measure(name, rounds, peer=None, size="full"):
     """(forward seconds, gradient seconds) of ``name``, adcompile's or ``peer``'s."""
-    implementation = _implementation(name, peer)
+    implementation = _implementation(name, peer, size)
     return _minimum_times([implementation.forward, implementation.gradient], rounds)
 
 
@@ -55,21 +55,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=list(DEFAULT))
     parser.add_argument("--rounds", type=int, default=60)
+    parser.add_argument("--size", choices=["full", "tiny"], default="full")
     parser.add_argument("--peer", choices=["jax"], default=None)
     parser.add_argument("--only-peer", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.only_peer:  # the peer's process (see the module's docstring)
-        forward, gradient = measure(opts.names[0], opts.rounds, opts.peer)
+        forward, gradient = measure(opts.names[0], opts.rounds, opts.peer, opts.size)
         print(forward, gradient)
         return
     print(f"{'workload':20s} {'forward ms':>11s} {'gradient ms':>12s} {'ratio':>6s}"
           + (f" {opts.peer + ' gradient ms':>16s} {opts.peer + '/ours':>9s}" if opts.peer else ""))
     for name in opts.names:
-        forward, gradient = measure(name, opts.rounds)
+        forward, gradient = measure(name, opts.rounds, size=opts.size)
         line = f"{name:20s} {1e3 * forward:11.3f} {1e3 * gradient:12.3f} {gradient / forward:6.2f}"
         if opts.peer:
-            output = subprocess.run([sys.executable, __file__, name, "--rounds", str(opts.rounds), "--peer",
-                                     opts.peer, "--only-peer"], capture_output=True, text=True, check=True)
+            output = subprocess.run([sys.executable, __file__, name, "--rounds", str(opts.rounds), "--size", opts.size,
+                                     "--peer", opts.peer, "--only-peer"], capture_output=True, text=True, check=True)
             peer_gradient = float(output.stdout.split()[-1])
             line += f" {1e3 * peer_gradient:16.3f} {peer_gradient / gradient:9.2f}"
         print(line, flush=True)

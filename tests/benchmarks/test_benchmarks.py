@@ -41,6 +41,19 @@ def test_tiny_suite_runs_every_workload_and_writes_the_table(tmp_path):
     assert table in completed.stdout  # printed as written
 
 
+def test_gradient_ratio_prints_a_ratio_per_workload(tmp_path):
+    env = dict(os.environ, ADCOMPILE_CACHE_DIR=str(tmp_path / "cache"), BENCH_ADCOMPILE_BACKEND="python",
+               PYTHONPATH=os.pathsep.join([str(BENCHMARKS.parent), os.environ.get("PYTHONPATH", "")]))
+    completed = subprocess.run([sys.executable, str(BENCHMARKS / "gradient_ratio.py"), "--size", "tiny",
+                                "--rounds", "2", "kmeans", "determinant"],
+                               env=env, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    rows = [line.split() for line in completed.stdout.splitlines()[1:]]
+    assert [row[0] for row in rows] == ["kmeans", "determinant"]
+    for _, forward, gradient, ratio in rows:
+        assert float(forward) > 0 and float(gradient) > 0 and float(ratio) > 0
+
+
 def test_implementations_that_disagree_stop_the_run():
     with pytest.raises(harness.DisagreementError, match="numpy by hand disagrees"):
         harness.check_agreement(np.ones(3), np.array([1.0, 1.0, 1.1]), "numpy by hand", "toy")
