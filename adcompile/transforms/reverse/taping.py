@@ -188,17 +188,19 @@ class TapingPlan:
     def bound_before(self, bound, outer):
         """How to compute ``bound`` (an inner loop's start, stop or step) before ``outer`` runs,
         to the value it has whenever the inner loop starts: the constant; the variable, if
-        nothing in ``outer`` assigns it and it is defined before; or, for a variable ``outer``
-        assigns once, by ``dim(a)`` of an array ``a`` that nothing in ``outer`` rebinds and
-        that is defined before (``x.shape[1]`` read again in every iteration; writes into
-        ``a`` do not change its shape): that statement. None otherwise."""
+        nothing in ``outer`` assigns it and it is defined before; or, for a variable whose only
+        assignment in the function is ``dim(a)`` in ``outer``, of an array ``a`` that nothing in
+        ``outer`` rebinds and that is defined before (``x.shape[1]`` read again in every
+        iteration; writes into ``a`` do not change its shape): that statement. None otherwise."""
         if isinstance(bound, Const):
             return bound
         assigned, rebound = self.assignments_in(outer)
         if bound not in assigned:
             return bound if self.defined_before(bound, outer) else None
-        definitions = [s for s in walk(outer.body) if bound in s.writes()]
-        if len(definitions) != 1 or not isinstance(definitions[0], Assign) or definitions[0].prim != "dim":
+        info = self.scopes.info.get(bound)
+        definitions = [d for d, _, _ in info.defs] if info is not None else []
+        if (len(definitions) != 1 or bound in self.fn.params or not isinstance(definitions[0], Assign)
+                or definitions[0].prim != "dim"):
             return None
         array = definitions[0].args[0]
         if array in rebound or not self.defined_before(array, outer):
