@@ -13,7 +13,7 @@ semantics would miss:
     y[0] = 1.0       # AdCompileError: 'y' may share memory with 'x'
 """
 from ..ir.memory import is_view, memory_roots
-from ..ir.indexing import items_with_atoms
+from ..ir.indexing import items_with_atoms, result_ndim
 from ..errors import AdCompileError, located
 from ..ir.nodes import AccumItem, Assign, Const, For, SetItem, Var, While, walk
 
@@ -233,19 +233,31 @@ def _step(item):
 
 
 def _same_layout(items_a, items_b):
-    """Whether two basic indices select with the same kinds and steps on every axis (then
-    numpy copies an overlapping value exactly as if it were a copy; checked against numpy on
-    all pairs of common indices of 1-d and 2-d arrays)."""
-    return len(items_a) == len(items_b) and all(
-        a[0] == b[0] and (a[0] != "slice" or _step(a) == _step(b) or _step(a) is _step(b))
-        for a, b in zip(items_a, items_b))
+    """Whether two basic indices of one array select with the same kinds and steps on every
+    axis, or with the same kinds and a single slice whose constant steps have opposite signs
+    (then numpy copies an overlapping value exactly as if it were a copy: equal strides it
+    copies in the safe direction, and strides of opposite signs it copies through a temporary;
+    checked against numpy on all pairs of common indices of 1-d and 2-d arrays, and on random
+    pairs of reversed slices, ``tests/transforms/test_overlapping_writes.py``)."""
+    if len(items_a) != len(items_b) or any(a[0] != b[0] for a, b in zip(items_a, items_b)):
+        return False
+    slices = [(_step(a), _step(b)) for a, b in zip(items_a, items_b) if a[0] == "slice"]
+    if all(step_a == step_b or step_a is step_b for step_a, step_b in slices):
+        return True
+    return (len(slices) == 1 and all(isinstance(step, int) for step in slices[0])
+            and slices[0][0] * slices[0][1] < 0)
 
 
 def _overlapping_value(write, memory, roots, positions):
     """Whether the value ``write`` writes may be a view of the memory it writes into, selected
-    with another layout (``w[:, 2] = w[1]``): numpy may then copy it element by element, in an
-    order of its own, which value semantics cannot follow. A view with the same layout
-    (``w[1:] = w[:-1]``) is copied by numpy as if it were a copy."""
+    with another layout, into a 1-d region (``w[:, 2] = w[1]``): numpy then copies it element
+    by element, in an order of its own, which value semantics cannot follow. A view with the
+    same layout (``w[1:] = w[:-1]``) is copied by numpy as if it were a copy, and so is any
+    value written into a region of two or more dimensions by basic indexing (``u[1:] = u[:3, ::-1]``):
+    numpy copies an overlapping value first there (numba too; checked against numpy on
+    random pairs of 2-d views, ``tests/transforms/test_overlapping_writes.py``)."""
+    if result_ndim(write.array.type, write.items) > 1 and all(item[0] != "array" for item in write.items):
+        return False
     value = write.value
     for d in positions.defs.get(value, []):
         if (isinstance(d, Assign) and is_view(d) and roots.get(d.args[0], {d.args[0]}) & memory
