@@ -23,6 +23,26 @@ def f(y):
 
 CASES = [
     RegressionCase(
+        name="broadcast_view_taped_in_a_loop",
+        source='''
+import numpy as np
+
+def f(y, a, n):
+    s3 = 0.0
+    for i in range(n):
+        M4 = np.exp(-(np.log(1.0 + y[-2:] ** 2)[:, None] - np.tile(y[1:3], 2)[None, :]) ** 2)
+        M5 = M4 - np.max(M4, axis=0, keepdims=True)
+        s3 = s3 + np.sum(M5 * M5)
+    for k in range(3):
+        y = np.tanh(y + np.sqrt(1.0 + np.concatenate((y[1:], y[1:2])) * np.concatenate((y[1:], y[1:2]))))
+    return 2.0 * np.tanh(s3) + 0.5 * a - y @ y
+''',
+        args=(np.array([0.9651755527634467, -0.601158107121547, -0.05333026531735596, -0.18176336999106568]),
+              0.4452757191093535, 1),
+        kind="crash:value_and_grad:AssertionError",  # numba random program 69000203: np.tile's
+        backend="numba",                             # broadcast, read-only in numba, on a list tape
+    ),
+    RegressionCase(
         name="transpose_carried_through_a_loop_after_a_checked_division",
         source='''
 import numpy as np

@@ -6,7 +6,8 @@ each function of ``bookkeeping.py``, so that generated code calling ``rt.<name>`
 """
 import numpy as np
 from numba import types
-from numba.extending import overload
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic, overload
 
 from . import bookkeeping
 from .numba_support import OPTS, fail, grad_dtype, is_array, is_scalar, kernel, np_dtype
@@ -147,8 +148,26 @@ def _ol_new_tape(like):
     return fail("new_tape", like)
 
 
+@intrinsic
+def _typed_writable(typingctx, array):
+    """``array`` itself, typed as a writable array (the same view, no copy)."""
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, signature.return_type, args[0])
+    return array.copy(readonly=False)(array), codegen
+
+
 @overload(bookkeeping.push, jit_options=OPTS)
 def _ol_push(tape, v):
+    if is_array(v) and not v.mutable:
+        # numba types a broadcast (np.broadcast_to) read-only, and appending one would turn the
+        # tape's type into a list of read-only arrays, which numba cannot cast the tape to. It
+        # goes on the tape typed writable: the backward sweep reads what it pops, and never
+        # writes into a value the forward could not write into (numpy refuses such writes).
+        def impl_read_only(tape, v):
+            tape.append(_typed_writable(v))
+
+        return impl_read_only
+
     def impl(tape, v):
         tape.append(v)
 
