@@ -19,7 +19,8 @@ gradient written with loops as the AD benchmark suites write it; ``sinkhorn``, a
 Sinkhorn gradient (logsumexp along an axis in a loop); ``spring``, a damped spring's gradient
 through 1000 scalar steps; ``mlp_fit`` and ``cnn_fit``, one epoch of ``adcompile.fit`` of the
 digits examples' MLP and CNN; ``random_hessian``, the Hessian of random program 45000016 (two
-parts of 250 lines, 27 loops).
+parts of 250 lines, 27 loops); ``slow_hessian``, the Hessian of random program 69000072, whose
+compile the random-program profile stops at 300 CPU-seconds.
 """
 import json
 import os
@@ -87,15 +88,40 @@ def spring():
     return lambda: g(np.float64(2.0), np.float64(0.3))
 
 
-def random_hessian():
+def _random_program(seed):
+    """Random program ``seed`` of the tests' generator, imported from a file whose path and
+    module name are the same in every process (as a user's file is), so that the warm run can
+    load its machine code; and its arguments."""
     sys.path.insert(0, os.path.join(REPOSITORY, "tests"))
-    import adcompile
+    import importlib.util
     from randprog.generator import generate
-    from randprog.loading import load_module
 
-    program = generate(45000016)
-    h = adcompile.hessian(adcompile.compile(load_module(program.source).f), wrt=1)
-    return lambda: h(*program.args)
+    program = generate(seed)
+    name = f"random_program_{seed}"
+    path = os.path.join(tempfile.gettempdir(), name + ".py")
+    with open(path, "w") as handle:
+        handle.write(program.source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module, program.args
+
+
+def random_hessian():
+    import adcompile
+    module, args = _random_program(45000016)
+    h = adcompile.hessian(adcompile.compile(module.f), wrt=1)
+    return lambda: h(*args)
+
+
+def slow_hessian():
+    """The Hessian of random program 69000072 (31 lines; two parts of 252 and 356 lines, 9
+    loops, nests 3 deep): minutes in numba's typing and LLVM's optimisation of the module."""
+    import adcompile
+    module, args = _random_program(69000072)
+    h = adcompile.hessian(adcompile.compile(module.f), wrt=0)
+    return lambda: h(*args)
 
 
 def _fit_epoch(module_name, model_name, load_name):
@@ -119,7 +145,7 @@ def cnn_fit():
 
 
 WORKLOADS = {"gmm_loops": gmm_loops, "sinkhorn": sinkhorn, "spring": spring, "mlp_fit": mlp_fit,
-             "cnn_fit": cnn_fit, "random_hessian": random_hessian}
+             "cnn_fit": cnn_fit, "random_hessian": random_hessian, "slow_hessian": slow_hessian}
 
 
 class PassTimes:
