@@ -10,8 +10,11 @@ Only plausible equalities are assumed: the lengths of two different parameters' 
 broadcast's length (``max(X.shape[0], y.shape[0])``) and one of the lengths it broadcasts (or
 a broadcast of some of them, ``max(X.shape[0], y.shape[0], z.shape[0])`` and ``max(X.shape[0],
 y.shape[0])``), a constant among them (``v[3:6] * np.array([a, b, c])``: ``max(3, min(6,
-v.shape[0]) - 3)`` and 3, where a statement broadcasts them together);
-never two axes of one parameter, nor ``n`` and ``n - 1``.
+v.shape[0]) - 3)`` and 3, where a statement broadcasts them together), and the lengths of
+slices with constant bounds, which are the bounds' length unless the array is too short:
+``min(6, v.shape[0]) - 3`` and 3 or ``min(3, v.shape[0])`` (also as members of a broadcast,
+so that an observation's 3-vectors share one loop); never two axes of one parameter
+otherwise, nor ``n`` and ``n - 1``.
 """
 import re
 
@@ -46,9 +49,14 @@ class DimAssumptions:
             return True
         if a.constant is not None and b.constant is not None:
             return False
-        if (a.constant is not None or b.constant is not None) and not across_parameters:
-            return False  # a constant length only where a statement broadcasts it (below)
-        if not _plausibly_equal(self.shapes.source(a), self.shapes.source(b), across_parameters):
+        if a.constant is not None or b.constant is not None:
+            constant, other = (a, b) if a.constant is not None else (b, a)
+            if constant.constant not in _constant_slice_lengths(self.shapes.source(other)) and (
+                    not across_parameters  # else only where a statement broadcasts it (below)
+                    or not _plausibly_equal(self.shapes.source(a), self.shapes.source(b))):
+                return False
+        elif not (_plausibly_equal(self.shapes.source(a), self.shapes.source(b), across_parameters)
+                  or _constant_slice_lengths(self.shapes.source(a)) & _constant_slice_lengths(self.shapes.source(b))):
             return False
         self.parent[self.find(a)] = self.find(b)
         self.pairs.append((a, b))
@@ -71,6 +79,23 @@ def _plausibly_equal(a, b, across_parameters=True):
         return across_parameters and axis_a.group(1) != axis_b.group(1)
     members_a, members_b = _broadcast_members(a), _broadcast_members(b)
     return members_a <= members_b or members_b <= members_a
+
+
+_CONSTANT_SLICE = re.compile(r"min\((\d+), \w+\.shape\[\d+\]\)(?: - (\d+))?")
+
+
+def _constant_slice_lengths(text):
+    """The lengths k such that ``text`` is the length of a slice with constant bounds, k unless
+    the array is too short (``v[3:6]``: ``min(6, v.shape[0]) - 3``), or a broadcast of such a
+    length and others (``max(min(6, c.shape[1]) - 3, p.shape[1])``, a point minus a camera's
+    centre). A loop over k, or over another such length of k (``min(3, c.shape[1])``, the
+    camera's rotation), may take the statement, behind the run-time check that they are equal."""
+    lengths = set()
+    for member in _broadcast_members(text) if text is not None else ():
+        match = _CONSTANT_SLICE.fullmatch(member)
+        if match:
+            lengths.add(int(match.group(1)) - int(match.group(2) or 0))
+    return lengths
 
 
 def _broadcast_members(text):

@@ -7,23 +7,9 @@ the passes one at a time and reports each result that changed something.
 import contextlib
 import contextvars
 
-from .copy_then_add import fold_copies_then_adds
-from .cse import eliminate_common_subexpressions
-from .dce import eliminate_dead_code
-from .first_contribution import assign_first_contributions
-from .pipeline import optimize
-from .simplify import simplify
-from .static_shapes import use_static_shapes
+from .pipeline import CLEAN_UP, FINAL, optimize
 
 _observer = contextvars.ContextVar("adcompile_ir_observer", default=None)
-
-# The passes of passes.pipeline.optimize, in its order (tests check that both agree): the
-# clean-up passes to a fixpoint, then first contributions and copies then adds, then the
-# clean-up passes again.
-CLEAN_UP = (("simplify", simplify), ("static shapes", use_static_shapes),
-            ("common subexpressions", eliminate_common_subexpressions), ("dead code", eliminate_dead_code))
-FINAL = (("first contributions", assign_first_contributions), ("copies then adds", fold_copies_then_adds))
-PASSES = CLEAN_UP + FINAL
 ROUNDS = 4
 
 

@@ -48,6 +48,8 @@ def test_the_per_observation_vectors_fuse_behind_length_checks():
     assert source.count("for i1 in range(") >= 3, source
     assert "np.minimum(3, cameras.shape[1])" in source, source  # the slice's length, from the parameter
     assert LOWERED_FALLBACK in source
+    # the 3-vector built of scalars is read element by element in a loop, not multiplied whole
+    assert "cross[i1] * " in source and "= cross * " not in source, source
 
 
 @pytest.mark.parametrize("shapes", [(7, 3), (6, 3), (7, 1)], ids=["rows_of_7", "rows_of_6", "points_of_1"])
