@@ -26,9 +26,9 @@ no write can reach the array the two names shared, so ``t_k = s_k`` copies are t
 That condition is checked in one place, :func:`_candidates`. Scalars keep the vector's dtype:
 a value of another type (or a float32 vector's untyped constant) disqualifies it.
 """
-from ..ir.builder import Namer
 from ..ir.nodes import AccumItem, Assign, Comment, Const, CustomCall, SetItem, Var, walk
 from ..ir.types import FLOAT32, FLOAT64, INT64, Type
+from .uses import namer_for
 
 MAX_LENGTH = 8  # longer vectors stay arrays: their element loops are worth keeping
 
@@ -91,7 +91,7 @@ def _candidates(fn):
         if isinstance(stmt, CustomCall):
             excluded |= set(stmt.outputs) | set(stmt.reads())
     lengths = {var: None for var in definitions if var not in excluded}
-    while True:  # until no candidate drops out: each drop may disqualify others
+    while lengths:  # until no candidate drops out: each drop may disqualify others
         settled = False
         while not settled:  # zeros_like(v) and copies take v's length, along chains of them
             settled = True
@@ -107,6 +107,7 @@ def _candidates(fn):
             return lengths
         for var in dropped:
             lengths.pop(var, None)
+    return lengths
 
 
 def _unsupported_occurrences(stmt, following, lengths, copies):
@@ -181,9 +182,7 @@ def replace_small_vectors(fn):
     candidates = _candidates(fn)
     if not candidates:
         return False
-    namer = Namer()
-    for var in list(fn.params) + [v for stmt in walk(fn.body) for v in stmt.writes()]:
-        namer.reserve(var.name)
+    namer = namer_for(fn)
     scalars = {var: [Var(namer.fresh(f"{var.name}_{k}"), Type(var.type.dtype), is_temp=var.is_temp)
                      for k in range(n)]
                for var, n in sorted(candidates.items(), key=lambda item: item[0].name)}

@@ -22,11 +22,10 @@ dead. The rewrites:
   ``unbroadcast``, ``dim(v)``) is replaced by a parameter, or a value computed anyway, of the
   same shape and dtype that is defined at that point, so that ``v`` may become dead.
 """
-from ..ir.builder import Namer
 from ..ir.nodes import Assign, Var, walk
 from ..ir.primitives import Kind, has_kind, primitive
 from ..ir.shapes import infer_shapes
-from .uses import Uses
+from .uses import Uses, namer_for
 
 
 def _positions(block, prefix=()):
@@ -60,7 +59,7 @@ class _ShapeRewriter:
         self.placeheld = {stmt.target for stmt, _ in self.positions
                           if isinstance(stmt, Assign) and stmt.prim == "placeholder"}
         self.inserted = {}  # id of a statement -> statements to put before it
-        self.namer = _namer(fn)
+        self.namer = namer_for(fn)
         self.changed = False
 
     def _value_reads(self):
@@ -190,13 +189,6 @@ class _ShapeRewriter:
                     and self.shapes.same(candidate, var) and _defined_before(path, use_path)):
                 return candidate
         return None
-
-
-def _namer(fn):
-    namer = Namer()
-    for var in list(fn.params) + [v for stmt in walk(fn.body) for v in stmt.writes()]:
-        namer.reserve(var.name)
-    return namer
 
 
 def _insert(block, inserted):

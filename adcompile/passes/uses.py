@@ -1,4 +1,5 @@
 """Def/use counts of variables, shared by the simplification passes."""
+from ..ir.builder import Namer
 from ..ir.nodes import Assign, SetItem, Var, walk
 
 
@@ -47,3 +48,11 @@ def substitute_everywhere(fn, mapping):
         if hasattr(stmt, "inputs"):
             stmt.inputs = [sub(a) for a in stmt.inputs]
     fn.results = [sub(a) for a in fn.results]
+
+
+def namer_for(fn):
+    """A Namer holding every name ``fn`` assigns or takes, for a pass that adds variables."""
+    namer = Namer()
+    for var in list(fn.params) + [v for stmt in walk(fn.body) for v in stmt.writes()]:
+        namer.reserve(var.name)
+    return namer
