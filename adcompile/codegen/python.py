@@ -12,7 +12,6 @@ of bounded depth, that Python's parser (200 nested parentheses at most), astor's
 printer and numba all take.
 """
 import ast
-import copy
 
 import astor
 
@@ -42,18 +41,20 @@ def _parse_template(text):
     return _TEMPLATE_CACHE[text]
 
 
-class _Fill(ast.NodeTransformer):
-    def __init__(self, args):
-        self.args = args
-
-    def visit_Name(self, node):
-        if node.id.startswith("_") and node.id[1:].isdigit():
-            return self.args[int(node.id[1:])]
-        return node
-
-
-def _deep(node):
-    return copy.deepcopy(node)
+def _instantiate(template, args):
+    """A copy of the expression ``template`` (parsed once, never changed) with each placeholder
+    name ``_k`` replaced by ``args[k]``; one pass over the template's nodes."""
+    if isinstance(template, ast.Name):
+        if template.id.startswith("_") and template.id[1:].isdigit():
+            return args[int(template.id[1:])]
+        return ast.Name(template.id, template.ctx)
+    if isinstance(template, ast.AST):
+        copied = template.__class__.__new__(template.__class__)
+        copied.__dict__.update({field: _instantiate(value, args) for field, value in template.__dict__.items()})
+        return copied
+    if isinstance(template, list):
+        return [_instantiate(item, args) for item in template]
+    return template
 
 
 def const_ast(const):
@@ -149,7 +150,7 @@ class FunctionWriter:
         if stmt.target.type.dtype == "f4" and has_kind(stmt.prim, Kind.ELEMENTWISE):
             args = [_single(node) if _is_number(a) else node for a, node in zip(stmt.args, args)]
         template = template_for(stmt.prim, [a.type for a in stmt.args], stmt.params)
-        return _Fill(args).visit(_deep(_parse_template(template))), reads
+        return _instantiate(_parse_template(template), args), reads
 
     def index(self, items, pending):
         names = []

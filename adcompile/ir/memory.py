@@ -41,17 +41,19 @@ def _may_be_first_argument(stmt):
 def memory_roots(body, params):
     """Var -> the set of Vars whose memory it may be (itself for a fresh array)."""
     roots = {p: {p} for p in params if p.type.ndim > 0}
+    # (target, the array it views or None, the array whose buffer it may be or None), for every
+    # array Assign, custom Function regions too: their saved inputs may be views
+    edges = [(stmt.target, stmt.args[0] if is_view(stmt) else None,
+              stmt.args[0] if _may_be_first_argument(stmt) else None)
+             for stmt in walk(body) if isinstance(stmt, Assign) and stmt.target.type.ndim > 0]
     changed = True
     while changed:
         changed = False
-        for stmt in walk(body):  # custom Function regions too: their saved inputs may be views
-            if not isinstance(stmt, Assign) or stmt.target.type.ndim == 0:
-                continue
-            source = stmt.args[0] if is_view(stmt) else None
-            new = roots.get(source, {source}) if source is not None else {stmt.target}
-            if _may_be_first_argument(stmt):
-                new = new | roots.get(stmt.args[0], {stmt.args[0]})
-            have = roots.setdefault(stmt.target, set())
+        for target, source, first in edges:
+            new = roots.get(source, {source}) if source is not None else {target}
+            if first is not None:
+                new = new | roots.get(first, {first})
+            have = roots.setdefault(target, set())
             if not new <= have:
                 have |= new
                 changed = True

@@ -266,12 +266,18 @@ class Function:
 def walk(block, into_custom=True):
     """Every statement in ``block`` and its nested blocks, in program order (the bodies of
     custom Function calls included unless ``into_custom`` is False)."""
-    for stmt in block:
-        yield stmt
-        if isinstance(stmt, CustomCall) and not into_custom:
-            continue
-        for inner in stmt.blocks():
-            yield from walk(inner, into_custom)
+    pending = [iter(block)]  # the blocks being walked, innermost last (no recursion: deep nests)
+    while pending:
+        for stmt in pending[-1]:
+            yield stmt
+            if not into_custom and isinstance(stmt, CustomCall):
+                continue
+            inner = stmt.blocks()
+            if inner:
+                pending.append(itertools.chain.from_iterable(inner))
+                break
+        else:
+            pending.pop()
 
 
 def vars_read(block):
