@@ -14,7 +14,8 @@ point by point in one loop:
   own); otherwise it ends the group.
 
 A group is written as a loop nest by ``loops.py``; one with a single array operation is left
-as it is (numba already runs one numpy expression in one pass). A group may start on lengths
+as it is (numba already runs one numpy expression in one pass), unless it makes an array in a
+loop's body: the loop's buffer is then kept across iterations (``iteration_buffers.py``). A group may start on lengths
 it assumes equal, as a statement may join on them. Views with inserted or broadcast axes
 (``views.py``) are read through their sources, so they move before the loop like allocations;
 those nothing reads afterwards are dropped, and those only the unfused branch of a length
@@ -29,7 +30,7 @@ vary over a loop (a view rebound in it) is checked per joining statement by
 from ..ir.builder import Namer
 from ..ir.clone import copy_function
 from ..ir.memory import memory_roots, sharing
-from ..ir.nodes import AccumItem, Assign, Comment, If, SetItem, Var, walk
+from ..ir.nodes import AccumItem, Assign, Comment, For, If, SetItem, Var, While, walk
 from ..ir.primitives import Kind, has_kind
 from .loops import write_group
 from .assumptions import DimAssumptions
@@ -67,6 +68,7 @@ class FusionContext:
         self.fused_loops = 0
         self.views = find_views(fn, shapes, self.assigns, self.written_memory)  # read through their sources
         self.fallbacks = set()  # ids of the Ifs running a loop behind its length check
+        self.loop_depth = 0  # loops around the block being fused
 
     def new_var(self, base, type_, is_temp=False):
         return Var(self.namer.fresh(base), type_, is_temp=is_temp)
@@ -218,11 +220,21 @@ class Group:
         """The statements replacing the group: the loop nest, or the original statements."""
         array_ops = sum(1 for _, role in self.members if role is not None and role.kind != "pass"
                         and role.kind != "fill")
-        lowered = write_group(self) if array_ops >= 2 else None
+        lowered = write_group(self) if array_ops >= 2 or self._makes_an_array_in_a_loop() else None
         if lowered is None:
             return self.original + self.trailing_comments
         self.ctx.fused_loops += 1
         return lowered + self.trailing_comments
+
+    def _makes_an_array_in_a_loop(self):
+        """Whether the group, inside a loop, makes a new named array by an elementwise operation:
+        as a loop nest it writes a buffer that the next iteration may reuse
+        (``iteration_buffers.py``) where the numpy expression allocates in every iteration. (A
+        temporary read once is left to the expression reading it, which numba computes in the
+        same pass: ``x - lr * v``.)"""
+        return self.ctx.loop_depth > 0 and any(
+            role is not None and role.kind == "map" and stmt.target.type.ndim > 0
+            and (not stmt.target.is_temp or self.ctx.reads.get(stmt.target, 0) > 1) for stmt, role in self.members)
 
     def guarded(self, check, fused):
         """The fused statements behind the run-time check of the group's assumptions."""
@@ -245,8 +257,11 @@ def _leads_a_larger_loop(role, group):
 def _fuse_block(block, ctx):
     out, group = [], None
     for stmt in block:
+        is_loop = isinstance(stmt, (For, While))
+        ctx.loop_depth += is_loop
         for inner in stmt.blocks():
             inner[:] = _fuse_block(inner, ctx)
+        ctx.loop_depth -= is_loop
         if isinstance(stmt, Comment) and group is not None:
             group.trailing_comments.append(stmt)
             continue

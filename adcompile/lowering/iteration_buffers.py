@@ -16,7 +16,8 @@ keeps one:
 so lengths that change between iterations stay right; each entry of the loop starts from an
 empty array, so memory never passes from one run of the loop to the next. The buffer a fused
 loop writes every element of (``r = np.empty((n,))`` before ``for i in range(n): r[i] = ...``)
-is kept the same way, without the fill: ``if r.shape[0] != n: r = np.empty((n,))``. Such a
+is kept the same way, without the fill: ``if r.shape[0] != n: r = np.empty((n,))``, and so is a
+vector of scalars (``cross = np.array([a, b, c])``), then written element by element. Such a
 buffer is made in the taken branch of the loop's run-time check, whose other branch raises
 (``deferred_fallbacks.py``): where control passes the check, the branch runs, so its
 statements count as statements of the loop's body at that place (``_once_per_iteration``). (numba compiles the
@@ -24,7 +25,7 @@ element writes to a few stores; an array returned by a helper instead, ``bq = f(
 reference counting in every iteration, about as much as the allocation saved.) The new array is
 'C'-ordered, as the one before the loop, whatever ``q``'s layout, so ``bq`` keeps one numba type.
 
-The invariant that makes it legal, checked here only (``_Candidate.reusable``): nothing reads an
+The invariant that makes it legal, checked here only (``_reusable``): nothing reads an
 iteration's array, or any array that may be its memory (views of it, ``rt.unbroadcast(bq, x)``,
 as ``ir/memory.memory_roots`` says), after the next iteration's statement has zeroed it. It
 holds when
@@ -43,6 +44,20 @@ holds when
   statement than an assignment, an element write or a loop or branch reads any of them (an
   element write ``bx[i] += bq`` copies the values; a loop or branch reads its condition and
   bounds, scalars).
+
+Two relaxations keep the same invariant:
+
+- for a loop inside no other loop, with the array's one statement, reads of ``bq`` itself (not of
+  other names for its memory) may be anywhere, by statements that keep no memory: after the loop
+  (reverse mode reads the last forward iteration's array for its shape), or before the statement
+  in the next iteration. ``bq`` always names the array the statement made last, and the reused
+  memory holds what that array held: only other names could see an older iteration's array, and
+  the rules above keep them within their iteration;
+- an array the backward loop recomputes (``axis = rotation / theta`` in the forward loop and
+  again in the backward one) has one such statement in each loop: when every plain assignment
+  of ``bq`` is one of these, no other name shares its memory, and every read of ``bq`` follows
+  one of them in the same iteration, each loop keeps its own array (the empty one before each
+  loop is read by nothing: no read reaches from one loop to the other).
 
 Then, when the statement runs again, every name for the previous array is dead: its reads all
 came before, in the previous iteration. Element writes into the array (``bq[0] += g``) need no
@@ -66,7 +81,7 @@ def reuse_across_iterations(fn):
     """Rewrite, in place, each ``zeros_like`` or fused loop's ``empty`` of a loop body whose
     previous iteration's array is dead (see the module docstring) to reuse it; the number
     rewritten."""
-    candidates = [c for c in _candidates(fn.body) if c.reusable(fn)]
+    candidates = _reusable(fn)
     namer = Namer()
     for name in [p.name for p in fn.params] + [w.name for s in walk(fn.body) for w in s.writes()]:
         namer.reserve(name)
@@ -77,7 +92,52 @@ def reuse_across_iterations(fn):
 
 def would_reuse(fn):
     """Whether ``reuse_across_iterations`` would rewrite anything in ``fn``."""
-    return any(c.reusable(fn) for c in _candidates(fn.body))
+    return bool(_reusable(fn))
+
+
+def _reusable(fn):
+    """The candidates whose previous iteration's array is dead, the one place that decides it:
+    a variable's candidates are taken together (all of them or none)."""
+    by_target = {}
+    for candidate in _candidates(fn.body):
+        by_target.setdefault(candidate.stmt.target, []).append(candidate)
+    if not by_target:
+        return []
+    roots = memory_roots(fn.body, fn.params)
+    reusable = []
+    for target, candidates in by_target.items():
+        if any(target is result for result in fn.results) or target in fn.params:
+            continue
+        sharers = {var for var, its in roots.items() if target in its and var is not target}
+        if len(candidates) == 1:
+            ok = candidates[0].reusable(fn, sharers)
+        else:
+            ok = _recomputed_in_each_loop(fn, target, candidates, sharers)
+        if ok:
+            reusable.extend(candidates)
+    return reusable
+
+
+def _recomputed_in_each_loop(fn, target, candidates, sharers):
+    """Whether ``target``'s candidates, in different loops, are all its plain assignments, no
+    other name shares its memory, and each read of it (in-place updates included) follows one of
+    them in the same iteration, by a statement that keeps no memory."""
+    loops = {id(c.loop) for c in candidates}
+    if sharers or len(loops) != len(candidates):
+        return False
+    made = {id(c.stmt) for c in candidates}
+    later = set()
+    for c in candidates:
+        later |= {id(s) for s in walk(c.sequence[c.index + 1:])}
+    for s in walk(fn.body):
+        if id(s) in made:
+            continue
+        if target in s.writes() and not isinstance(s, SetItem) and not (isinstance(s, Assign) and s.inplace):
+            return False  # another plain assignment
+        if (target in s.reads() or target in s.writes()) and (
+                id(s) not in later or not isinstance(s, _READS_WITHOUT_KEEPING)):
+            return False
+    return True
 
 
 def _is_zeros_like(stmt):
@@ -96,6 +156,13 @@ def _is_loop_buffer(stmt):
             and stmt.target.type.dtype in (FLOAT64, FLOAT32) and len(stmt.args) == stmt.target.type.ndim)
 
 
+def _is_vector_of_scalars(stmt):
+    """A new float vector of scalars (``np.array([a, b, c])``): kept as a buffer, it is written
+    at every point by the element writes replacing it."""
+    return (isinstance(stmt, Assign) and not stmt.inplace and stmt.prim == "vector"
+            and stmt.target.type.dtype in (FLOAT64, FLOAT32) and len(stmt.args) > 0)
+
+
 def _once_per_iteration(body):
     """The statements of a loop's ``body`` that run once in each iteration, in order, each with
     the block holding it: the body's own, and for a check whose other branch raises, those of
@@ -109,18 +176,19 @@ def _once_per_iteration(body):
     return sequence
 
 
-def _candidates(block):
+def _candidates(block, in_loop=False):
     """A ``_Candidate`` for each ``zeros_like`` or fused loop's buffer run once in each iteration
-    of a loop in ``block``."""
+    of a loop in ``block`` (``in_loop``: ``block`` is in a loop's body)."""
     for stmt in block:
+        is_loop = isinstance(stmt, (For, While))
         # (a parallel loop's iterations run at once: each needs its own array)
-        if isinstance(stmt, (For, While)) and not getattr(stmt, "parallel", False):
+        if is_loop and not getattr(stmt, "parallel", False):
             sequence = _once_per_iteration(stmt.body)
             for index, (inner, holder) in enumerate(sequence):
-                if _is_zeros_like(inner) or _is_loop_buffer(inner):
-                    yield _Candidate(block, stmt, sequence, index, holder)
-        for nested in stmt.blocks():
-            yield from _candidates(nested)
+                if _is_zeros_like(inner) or _is_loop_buffer(inner) or _is_vector_of_scalars(inner):
+                    yield _Candidate(block, stmt, sequence, index, holder, nested=in_loop)
+        for inner_block in stmt.blocks():
+            yield from _candidates(inner_block, in_loop or is_loop)
 
 
 class _Candidate:
@@ -128,28 +196,30 @@ class _Candidate:
     iteration of ``loop`` (``_once_per_iteration``: ``sequence``), held by the list ``holder``;
     the loop is in ``block``."""
 
-    def __init__(self, block, loop, sequence, index, holder):
-        self.block, self.loop, self.index, self.holder = block, loop, index, holder
+    def __init__(self, block, loop, sequence, index, holder, nested):
+        self.block, self.loop, self.index, self.holder, self.nested = block, loop, index, holder, nested
         self.sequence = [stmt for stmt, _ in sequence]
         self.stmt = self.sequence[index]
 
-    def reusable(self, fn):
-        """Whether no read of an iteration's array can follow the next iteration's zeroing."""
+    def reusable(self, fn, sharers):
+        """Whether no read of an iteration's array can follow the next iteration's zeroing, the
+        target being made by this statement only and ``sharers`` the other names of its memory."""
         target = self.stmt.target
-        if any(target is result for result in fn.results) or target in fn.params:
-            return False
-        roots = memory_roots(fn.body, fn.params)
-        sharers = {var for var, its in roots.items() if target in its and var is not target}
         if any(var in fn.params or any(var is result for result in fn.results) for var in sharers):
             return False
-        assigned_at = {target: self.index}
+        assigned_at = {}
         for var in sharers:
             at = self._defining_assignment(fn, var)
             if at is None or at <= self.index:
                 return False
             assigned_at[var] = at
-        return (self._defining_assignment(fn, target) == self.index
-                and all(self._read_only_after(fn, var, at) for var, at in assigned_at.items()))
+        if self._defining_assignment(fn, target) != self.index:
+            return False
+        if self.nested:
+            own_reads_ok = self._read_only_after(fn, target, self.index)
+        else:  # the first relaxation of the module docstring
+            own_reads_ok = all(isinstance(s, _READS_WITHOUT_KEEPING) for s in walk(fn.body) if target in s.reads())
+        return own_reads_ok and all(self._read_only_after(fn, var, at) for var, at in assigned_at.items())
 
     def _defining_assignment(self, fn, var):
         """The index in the loop's body of the one plain assignment giving ``var`` its value,
@@ -178,12 +248,16 @@ class _Candidate:
         (a new one when the lengths differ) instead of the ``empty``."""
         target, loc = self.stmt.target, self.stmt.loc
         ndim, dtype = target.type.ndim, target.type.dtype
-        zeros = self.stmt.prim != "empty"
+        zeros = self.stmt.prim not in ("empty", "vector")
+        elements = self.stmt.args if self.stmt.prim == "vector" else ()
         check, lengths, differs = [], [], None
         for axis in range(ndim):
             have, want = (Var(namer.fresh(base), Type(INT64, 0), is_temp=True) for base in ("_have", "_want"))
-            wanted = (Assign(want, "dim", [self.stmt.args[0]], {"axis": axis}, loc) if zeros
-                      else Assign(want, "alias", [self.stmt.args[axis]], loc=loc))
+            if zeros:
+                wanted = Assign(want, "dim", [self.stmt.args[0]], {"axis": axis}, loc)
+            else:
+                length = const(len(elements)) if elements else self.stmt.args[axis]
+                wanted = Assign(want, "alias", [length], loc=loc)
             check += [Assign(have, "dim", [target], {"axis": axis}, loc), wanted]
             lengths.append(want)
             differ = Var(namer.fresh("_differs"), Type(BOOL, 0), is_temp=True)
@@ -199,7 +273,8 @@ class _Candidate:
         else:
             allocate = Assign(target, "empty", lengths, {"ndim": ndim, "dtype": dtype}, loc)
             kept = []
+        writes = [SetItem(target, element, [("int", const(k))], loc) for k, element in enumerate(elements)]
         at = next(k for k, stmt in enumerate(self.holder) if stmt is self.stmt)  # earlier rewrites moved it
-        self.holder[at:at + 1] = check + [If(differs, [allocate], kept, loc)]
+        self.holder[at:at + 1] = check + [If(differs, [allocate], kept, loc)] + writes
         empty = Assign(target, "empty", [const(0)] * ndim, {"ndim": ndim, "dtype": dtype}, loc)
         self.block.insert(self.block.index(self.loop), empty)

@@ -12,7 +12,8 @@ the previous iteration's when that is dead (``iteration_buffers.py``); ``ADCOMPI
 turns both off. Before that, a function that writes
 into no argument leaves the unfused statements behind its loops' run-time checks out of its
 code (``deferred_fallbacks.py``): where a check fails, the call reruns with the unfused code, and
-``lowered.defers_unfused_code`` says so. Last, arrays carried around a loop that may change
+``lowered.defers_unfused_code`` says so, and buffers only the unfused code read are dropped
+(``unread_buffers.py``). Last, arrays carried around a loop that may change
 layout enter it as ``rt.any_layout(v)``, so that numba gives them one type (``loop_layouts.py``).
 """
 import os
@@ -25,6 +26,7 @@ from .fusion import fuse_loops
 from .iteration_buffers import reuse_across_iterations, would_reuse
 from .loop_layouts import with_stable_loop_layouts
 from .slice_writes import write_slices_as_loops
+from .unread_buffers import drop_unread_buffers
 
 
 def fusion_enabled(fuse):
@@ -55,6 +57,7 @@ def _fused_for_backend(fn, backend, fuse, parallel):
     loops += writes
     if loops:
         lowered.defers_unfused_code = defer_unfused_fallbacks(lowered)
+        drop_unread_buffers(lowered)  # the fallbacks' reads have left with them
     code = lowered if loops else fn
     if os.environ.get("ADCOMPILE_REUSE", "1") != "0":
         if loops:

@@ -14,6 +14,7 @@ def momentum_steps_grad(x, v, lr):
     tape_v = rt.new_tape(np.empty((0,), dtype=np.float64))
     tape_x = rt.new_tape(np.empty((0,), dtype=np.float64))
     # forward
+    _t3 = np.empty((0,), dtype=np.float64)
     _t = rt.any_layout(_t, args_c_ordered)
     _t1 = rt.any_layout(_t1, args_c_ordered)
     v = rt.any_layout(v, args_c_ordered)
@@ -25,23 +26,34 @@ def momentum_steps_grad(x, v, lr):
         _t1 = np.sin(x)
         rt.push(tape_v, v)
         v = _t + _t1
-        _t3 = lr * v
+        _n = v.shape[0]
+        _want = _n
+        if _t3.shape[0] != _want:
+            _t3 = np.empty((_want,), dtype=np.float64)
+        for i1 in range(_n):
+            _t3[i1] = lr * v[i1]
         rt.push(tape_x, x)
         x = x - _t3
-    _n = x.shape[0]
+    _n_1 = x.shape[0]
     # backward
     bv = np.zeros_like(v)
-    _t7 = np.empty((_n,), dtype=np.float64)
-    for i1 in range(_n):
+    _t7 = np.empty((_n_1,), dtype=np.float64)
+    for i1 in range(_n_1):
         # grad of: return np.sum(x * x)
         _t7[i1] = 2.0 * x[i1]
     bx = rt.unbroadcast(_t7, x)
+    _t3 = np.empty((0,), dtype=np.float64)
     x = rt.any_layout(x)
     v = rt.any_layout(v)
     _t1 = rt.any_layout(_t1)
     _t = rt.any_layout(_t)
     for i in range(4, -1, -1):
-        _t3 = lr * v
+        _n_2 = v.shape[0]
+        _want_1 = _n_2
+        if _t3.shape[0] != _want_1:
+            _t3 = np.empty((_want_1,), dtype=np.float64)
+        for i1 in range(_n_2):
+            _t3[i1] = lr * v[i1]
         # grad of: x = x - lr * v
         x = tape_x.pop()
         bv += rt.unbroadcast(-bx, _t3) * lr

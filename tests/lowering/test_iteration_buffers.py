@@ -172,11 +172,48 @@ def test_zeros_pushed_on_a_tape_are_kept():
     assert reuse_across_iterations(fn) == 0
 
 
-def test_zeros_read_after_the_loop_or_returned_are_kept():
+def test_zeros_returned_are_kept():
+    p = Loop()
+    assert reuse_across_iterations(p.function(results=[p.total, p.z])) == 0
+
+
+def test_zeros_read_after_a_loop_in_no_other_loop_are_the_last_iterations():
     p = Loop()
     last = Var("last", F8)
-    assert reuse_across_iterations(p.function(after=[Assign(last, "sum", [p.z])], results=[p.total, last])) == 0
-    assert reuse_across_iterations(p.function(results=[p.total, p.z])) == 0
+    fn = p.function(after=[Assign(last, "sum", [p.z])], results=[p.total, last])
+    fn.returns_tuple = True
+    assert reuse_across_iterations(fn) == 1
+    x = np.linspace(0.5, 2.0, 4)
+    assert run(fn, x) == pytest.approx((x.sum(), x[-1]))
+
+
+def test_zeros_read_after_a_loop_inside_another_are_kept():
+    """An outer iteration whose inner loop runs no iteration reads the array of the outer
+    iteration before: the empty array put before the inner loop would replace it."""
+    p = Loop()
+    inner = p.function().body[-1]
+    j, m, last = Var("j", I8), Var("m", I8), Var("last", F8)
+    outer = For(j, const(0), m, const(1), [inner, Assign(last, "sum", [p.z]),
+                                           Assign(p.total, "add", [p.total, last])])
+    head = [Assign(p.n, "dim", [p.x], {"axis": 0}), Assign(m, "alias", [const(2)]),
+            Assign(p.total, "alias", [const(0.0)])]
+    fn = Function("program", [p.x], head + [outer], [p.total], False)
+    assert reuse_across_iterations(fn) == 0
+
+
+def test_an_array_made_again_in_a_second_loop_is_reused_in_each():
+    """Reverse mode recomputes a forward loop's array in the backward loop: one statement in
+    each loop, every read after one of them in its iteration."""
+    p = Loop()
+    first = p.function()
+    second = p.function().body[-1]
+    first.body.append(second)
+    assert reuse_across_iterations(first) == 2
+    x = np.linspace(0.5, 2.0, 4)
+    assert run(first, x) == pytest.approx(2 * x.sum())
+    between = p.function()
+    between.body += [Assign(p.s, "sum", [p.z]), p.function().body[-1]]  # reads the first loop's last array
+    assert reuse_across_iterations(between) == 0
 
 
 def test_a_view_read_in_the_next_iteration_is_live():
@@ -252,3 +289,38 @@ def test_a_fused_loops_buffer_read_in_the_next_iteration_is_made_anew():
     assert "r = np.empty((" in forward and "!= _want" not in forward, forward
     assert compiled(x, w) == pytest.approx(carried_buffer(x, w), rel=1e-12)
     assert adcompile.gradcheck(compiled, (x, w), wrt=(0, 1))
+
+
+def rotation_axes(rotations, points):
+    """Per observation: a named elementwise array (``axis``) and a vector of scalars
+    (``cross``), each made in every iteration of the forward loop and again in the backward one."""
+    total = 0.0
+    for i in range(points.shape[0]):
+        rotation = rotations[i % rotations.shape[0]]
+        theta = np.sqrt(rotation[0] ** 2 + rotation[1] ** 2 + rotation[2] ** 2)
+        axis = rotation / theta
+        point = points[i]
+        cross = np.array([axis[1] * point[2] - axis[2] * point[1],
+                          axis[2] * point[0] - axis[0] * point[2],
+                          axis[0] * point[1] - axis[1] * point[0]])
+        total += np.sum(np.sin(cross) * axis) + axis[0] * cross[2]
+    return total
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_named_arrays_and_vectors_made_in_a_loop_keep_one_buffer_per_loop(dtype):
+    rng = np.random.default_rng(8)
+    args = (rng.standard_normal((3, 3)).astype(dtype), rng.standard_normal((5, 3)).astype(dtype))
+    gradient = adcompile.grad(adcompile.compile(rotation_axes), wrt=(0, 1))
+    lowered = gradient.source(*args, stage="lowered")
+    for name in ("axis", "cross"):  # an empty array before each of the two loops, no other
+        assert len(re.findall(rf"\b{name} = np\.empty\(\(0,\)", lowered)) == 2, lowered
+    code = "\n".join(line for line in lowered.splitlines() if not line.lstrip().startswith("#"))
+    assert "np.array([" not in code and "axis = _t" not in code, lowered
+    expected = adcompile.grad(adcompile.compile(rotation_axes, backend="python"), wrt=(0, 1))(*args)
+    tolerance = 1e-12 if dtype == np.float64 else 1e-5
+    for got, want in zip(gradient(*args), expected):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+    if dtype == np.float64:
+        assert adcompile.gradcheck(adcompile.compile(rotation_axes), args, wrt=(0, 1))
