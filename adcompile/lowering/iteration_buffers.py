@@ -6,15 +6,17 @@ of a rotation) the allocation and its release cost more than the arithmetic on t
 array made in one iteration is dead by the time the next iteration makes its own, the loop
 keeps one:
 
-    bq = np.empty((0,), dtype=np.float64)     # before the loop: an empty array of bq's type
+    bq = np.empty((0,), dtype=np.float64)     # before the (outermost) loop: an empty array of bq's type
     for i in range(n):
         if bq.shape[0] != q.shape[0]:          # was: bq = np.zeros_like(q)
             bq = np.zeros((q.shape[0],), dtype=np.float64)
         else:
             bq[:] = 0.0
 
-so lengths that change between iterations stay right; each entry of the loop starts from an
-empty array, so memory never passes from one run of the loop to the next. The buffer a fused
+so lengths that change between iterations stay right. The empty array is made before the
+outermost loop around the statement, once per call: memory never passes from one call to the
+next, and ``bq`` is given no other value while the loops run (an empty array at each entry of
+an inner loop would replace, after a run of no iterations, the array of the run before). The buffer a fused
 loop writes every element of (``r = np.empty((n,))`` before ``for i in range(n): r[i] = ...``)
 is kept the same way, without the fill: ``if r.shape[0] != n: r = np.empty((n,))``, and so is a
 vector of scalars (``cross = np.array([a, b, c])``), then written element by element. Such a
@@ -47,17 +49,16 @@ holds when
 
 Two relaxations keep the same invariant:
 
-- for a loop inside no other loop, with the array's one statement, reads of ``bq`` itself (not of
-  other names for its memory) may be anywhere, by statements that keep no memory: after the loop
-  (reverse mode reads the last forward iteration's array for its shape), or before the statement
-  in the next iteration. ``bq`` always names the array the statement made last, and the reused
+- with the array's one statement, reads of ``bq`` itself (not of other names for its memory)
+  may be anywhere, by statements that keep no memory: after the loop (reverse mode reads the
+  last forward iteration's array for its shape), or before the statement in the next iteration. ``bq`` always names the array the statement made last, and the reused
   memory holds what that array held: only other names could see an older iteration's array, and
   the rules above keep them within their iteration;
 - an array the backward loop recomputes (``axis = rotation / theta`` in the forward loop and
   again in the backward one) has one such statement in each loop: when every plain assignment
   of ``bq`` is one of these, no other name shares its memory, and every read of ``bq`` follows
-  one of them in the same iteration, each loop keeps its own array (the empty one before each
-  loop is read by nothing: no read reaches from one loop to the other).
+  one of them in the same iteration, the loops keep an array (an empty one before each loop
+  nest, read by nothing: no read reaches from one loop to another).
 
 Then, when the statement runs again, every name for the previous array is dead: its reads all
 came before, in the previous iteration. Element writes into the array (``bq[0] += g``) need no
@@ -176,9 +177,10 @@ def _once_per_iteration(body):
     return sequence
 
 
-def _candidates(block, in_loop=False):
+def _candidates(block, outermost=None):
     """A ``_Candidate`` for each ``zeros_like`` or fused loop's buffer run once in each iteration
-    of a loop in ``block`` (``in_loop``: ``block`` is in a loop's body)."""
+    of a loop in ``block``; ``outermost``: (the block holding it, the outermost loop around
+    ``block``), if any."""
     for stmt in block:
         is_loop = isinstance(stmt, (For, While))
         # (a parallel loop's iterations run at once: each needs its own array)
@@ -186,9 +188,9 @@ def _candidates(block, in_loop=False):
             sequence = _once_per_iteration(stmt.body)
             for index, (inner, holder) in enumerate(sequence):
                 if _is_zeros_like(inner) or _is_loop_buffer(inner) or _is_vector_of_scalars(inner):
-                    yield _Candidate(block, stmt, sequence, index, holder, nested=in_loop)
+                    yield _Candidate(stmt, sequence, index, holder, outermost or (block, stmt))
         for inner_block in stmt.blocks():
-            yield from _candidates(inner_block, in_loop or is_loop)
+            yield from _candidates(inner_block, outermost or ((block, stmt) if is_loop else None))
 
 
 class _Candidate:
@@ -196,8 +198,9 @@ class _Candidate:
     iteration of ``loop`` (``_once_per_iteration``: ``sequence``), held by the list ``holder``;
     the loop is in ``block``."""
 
-    def __init__(self, block, loop, sequence, index, holder, nested):
-        self.block, self.loop, self.index, self.holder, self.nested = block, loop, index, holder, nested
+    def __init__(self, loop, sequence, index, holder, outermost):
+        self.loop, self.index, self.holder = loop, index, holder
+        self.entry_block, self.outermost_loop = outermost  # where the empty array goes: once per call
         self.sequence = [stmt for stmt, _ in sequence]
         self.stmt = self.sequence[index]
 
@@ -215,10 +218,7 @@ class _Candidate:
             assigned_at[var] = at
         if self._defining_assignment(fn, target) != self.index:
             return False
-        if self.nested:
-            own_reads_ok = self._read_only_after(fn, target, self.index)
-        else:  # the first relaxation of the module docstring
-            own_reads_ok = all(isinstance(s, _READS_WITHOUT_KEEPING) for s in walk(fn.body) if target in s.reads())
+        own_reads_ok = all(isinstance(s, _READS_WITHOUT_KEEPING) for s in walk(fn.body) if target in s.reads())
         return own_reads_ok and all(self._read_only_after(fn, var, at) for var, at in assigned_at.items())
 
     def _defining_assignment(self, fn, var):
@@ -277,4 +277,4 @@ class _Candidate:
         at = next(k for k, stmt in enumerate(self.holder) if stmt is self.stmt)  # earlier rewrites moved it
         self.holder[at:at + 1] = check + [If(differs, [allocate], kept, loc)] + writes
         empty = Assign(target, "empty", [const(0)] * ndim, {"ndim": ndim, "dtype": dtype}, loc)
-        self.block.insert(self.block.index(self.loop), empty)
+        self.entry_block.insert(self.entry_block.index(self.outermost_loop), empty)

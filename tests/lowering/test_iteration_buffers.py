@@ -187,18 +187,24 @@ def test_zeros_read_after_a_loop_in_no_other_loop_are_the_last_iterations():
     assert run(fn, x) == pytest.approx((x.sum(), x[-1]))
 
 
-def test_zeros_read_after_a_loop_inside_another_are_kept():
-    """An outer iteration whose inner loop runs no iteration reads the array of the outer
-    iteration before: the empty array put before the inner loop would replace it."""
+def test_zeros_read_after_an_inner_loop_that_ran_no_iteration_are_the_last_made():
+    """The second outer iteration's inner loop runs no iteration: the read after it sees the
+    first outer iteration's last array, as in numpy (an empty array made at each entry of the
+    inner loop would give 0 there)."""
     p = Loop()
     inner = p.function().body[-1]
-    j, m, last = Var("j", I8), Var("m", I8), Var("last", F8)
-    outer = For(j, const(0), m, const(1), [inner, Assign(last, "sum", [p.z]),
+    j, m, stop, first, last = Var("j", I8), Var("m", I8), Var("stop", I8), Var("first", I8), Var("last", F8)
+    inner.stop = stop  # n in the first outer iteration, 0 in the second
+    outer = For(j, const(0), m, const(1), [Assign(first, "sub", [const(1), j]), Assign(stop, "mul", [p.n, first]),
+                                           inner, Assign(last, "sum", [p.z]),
                                            Assign(p.total, "add", [p.total, last])])
     head = [Assign(p.n, "dim", [p.x], {"axis": 0}), Assign(m, "alias", [const(2)]),
             Assign(p.total, "alias", [const(0.0)])]
     fn = Function("program", [p.x], head + [outer], [p.total], False)
-    assert reuse_across_iterations(fn) == 0
+    assert reuse_across_iterations(fn) == 1
+    assert not any(isinstance(s, Assign) and s.prim == "empty" for s in outer.body)  # made before the outer loop
+    x = np.linspace(0.5, 2.0, 4)
+    assert run(fn, x) == pytest.approx(x.sum() + 2 * x[-1])
 
 
 def test_an_array_made_again_in_a_second_loop_is_reused_in_each():
