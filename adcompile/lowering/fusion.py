@@ -15,11 +15,11 @@ point by point in one loop:
 
 A group is written as a loop nest by ``loops.py``; one with a single array operation is left
 as it is (numba already runs one numpy expression in one pass), unless it makes an array in a
-loop's body: the loop's buffer is then kept across iterations (``iteration_buffers.py``). A group may start on lengths
-it assumes equal, as a statement may join on them. Views with inserted or broadcast axes
-(``views.py``) are read through their sources, so they move before the loop like allocations;
-those nothing reads afterwards are dropped, and those only the unfused branch of a length
-check reads move into it. Before grouping, shape-only reads go to arrays in memory anyway
+loop's body: the loop's buffer is then kept across iterations (``iteration_buffers.py``). A
+group may start on lengths it assumes equal, as a statement may join on them. Views with
+inserted or broadcast axes (``views.py``) are read through their sources, so they move before
+the loop like allocations; those nothing reads afterwards are dropped, and those only the
+unfused branch of a length check reads move into it. Before grouping, shape-only reads go to arrays in memory anyway
 (``shape_reads.py``).
 
 Extents: a loop's extents are the lengths of the values it reads as they are where it runs.
@@ -234,7 +234,8 @@ class Group:
         same pass: ``x - lr * v``.)"""
         return self.ctx.loop_depth > 0 and any(
             role is not None and role.kind == "map" and stmt.target.type.ndim > 0
-            and (not stmt.target.is_temp or self.ctx.reads.get(stmt.target, 0) > 1) for stmt, role in self.members)
+            and (not stmt.target.is_temp or self.ctx.reads.get(stmt.target, 0) > 1)
+            for stmt, role in self.members)
 
     def guarded(self, check, fused):
         """The fused statements behind the run-time check of the group's assumptions."""

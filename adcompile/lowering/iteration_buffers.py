@@ -16,8 +16,8 @@ keeps one:
 so lengths that change between iterations stay right. The empty array is made before the
 outermost loop around the statement, once per call: memory never passes from one call to the
 next, and ``bq`` is given no other value while the loops run (an empty array at each entry of
-an inner loop would replace, after a run of no iterations, the array of the run before). The buffer a fused
-loop writes every element of (``r = np.empty((n,))`` before ``for i in range(n): r[i] = ...``)
+an inner loop would replace, after a run of no iterations, the array of the run before). The
+buffer a fused loop writes every element of (``r = np.empty((n,))`` before ``for i in range(n): r[i] = ...``)
 is kept the same way, without the fill: ``if r.shape[0] != n: r = np.empty((n,))``, and so is a
 vector of scalars (``cross = np.array([a, b, c])``), then written element by element. Such a
 buffer is made in the taken branch of the loop's run-time check, whose other branch raises
@@ -51,9 +51,10 @@ Two relaxations keep the same invariant:
 
 - with the array's one statement, reads of ``bq`` itself (not of other names for its memory)
   may be anywhere, by statements that keep no memory: after the loop (reverse mode reads the
-  last forward iteration's array for its shape), or before the statement in the next iteration. ``bq`` always names the array the statement made last, and the reused
-  memory holds what that array held: only other names could see an older iteration's array, and
-  the rules above keep them within their iteration;
+  last forward iteration's array for its shape), or before the statement in the next
+  iteration. ``bq`` always names the array the statement made last, and the reused memory
+  holds what that array held: only other names could see an older iteration's array, and the
+  rules above keep them within their iteration;
 - an array the backward loop recomputes (``axis = rotation / theta`` in the forward loop and
   again in the backward one) has one such statement in each loop: when every plain assignment
   of ``bq`` is one of these, no other name shares its memory, and every read of ``bq`` follows
@@ -196,7 +197,7 @@ def _candidates(block, outermost=None):
 class _Candidate:
     """``sequence[index]``, ``b = zeros_like(x)`` or ``b = empty(n)``, a statement run once per
     iteration of ``loop`` (``_once_per_iteration``: ``sequence``), held by the list ``holder``;
-    the loop is in ``block``."""
+    ``outermost``: (the block holding the outermost loop around it, that loop)."""
 
     def __init__(self, loop, sequence, index, holder, outermost):
         self.loop, self.index, self.holder = loop, index, holder
