@@ -18,7 +18,7 @@ import astor
 from ..ir.indexing import index_text, positioned_items
 from ..ir.primitives import Kind, has_kind, template_for
 from ..ir.memory import memory_roots, sharing
-from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, If, Pop, Push, SetItem,
+from ..ir.nodes import (AccumItem, Assign, Comment, Const, CustomCall, For, If, Pop, Push, SetItem, TapeArray,
                         Var, While, walk)
 from .line_wrap import LEVEL, wrap_line
 from .names import written_names
@@ -92,6 +92,13 @@ def _src(node):
     return text
 
 
+def _is_tape_access(indexing, arrays, items):
+    """Whether an element read or write indexes a ``TapeArray`` at one integer: in range by
+    construction, so emitted as ``rt.tape_load``/``rt.tape_store``, unchecked in numba."""
+    return (indexing and len(arrays) == 1 and isinstance(arrays[0], TapeArray) and items is not None
+            and len(items) == 1 and items[0][0] == "int")
+
+
 def _outer_parens_match(text):
     depth = 0
     for k, ch in enumerate(text):
@@ -149,7 +156,10 @@ class FunctionWriter:
         args = [self.atom(a, pending) for a in stmt.args]
         if stmt.target.type.dtype == "f4" and has_kind(stmt.prim, Kind.ELEMENTWISE):
             args = [_single(node) if _is_number(a) else node for a, node in zip(stmt.args, args)]
-        template = template_for(stmt.prim, [a.type for a in stmt.args], stmt.params)
+        if _is_tape_access(stmt.prim == "getitem", stmt.args[:1], stmt.params.get("items")):
+            template = "rt.tape_load(_0, _1)"
+        else:
+            template = template_for(stmt.prim, [a.type for a in stmt.args], stmt.params)
         return _instantiate(_parse_template(template), args), reads
 
     def index(self, items, pending):
@@ -233,7 +243,10 @@ class FunctionWriter:
             value = _src(self.atom(stmt.value, pending))
             index = self.index(stmt.items, pending)
             self.flush(pending, indent, {stmt.array}, in_place=True)
-            self.emit(indent, f"{self.name(stmt.array)}[{index}] = {value}")
+            if _is_tape_access(True, [stmt.array], stmt.items):
+                self.emit(indent, f"rt.tape_store({self.name(stmt.array)}, {index}, {value})")
+            else:
+                self.emit(indent, f"{self.name(stmt.array)}[{index}] = {value}")
             return
         if isinstance(stmt, Push):
             value = _src(self.atom(stmt.value, pending))

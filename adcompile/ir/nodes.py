@@ -38,6 +38,16 @@ class Var:
         return f"{self.name}:{self.type}"
 
 
+class TapeArray(Var):
+    """A 1-d array of saved scalars with a stack pointer (``transforms/reverse/taping.py``): the
+    array is allocated for, or grown before, every push, and the backward pops what the forward
+    pushed, so its element writes and reads at the pointer are in range by construction and
+    code generation emits them unchecked (``rt.tape_store``/``rt.tape_load``). A copy of the
+    variable made by a transform is a plain ``Var``, indexed as any other."""
+
+    __slots__ = ()
+
+
 class Const:
     """A compile-time constant scalar (or None / a bool)."""
 

@@ -74,6 +74,7 @@ from ..ir.nodes import AccumItem, Assign, For, If, SetItem, Var, While, const, w
 from ..ir.primitives import Kind, primitive
 from ..ir.types import BOOL, FLOAT32, FLOAT64, INT64, Type
 from .deferred_fallbacks import always_raises
+from .zeroed_buffers import zeroing_nest
 
 # statements that may read the array or its views without keeping its memory
 _READS_WITHOUT_KEEPING = (Assign, SetItem, AccumItem, If, For, While)
@@ -113,6 +114,9 @@ def _reusable(fn):
         sharers = {var for var, its in roots.items() if target in its and var is not target}
         if len(candidates) == 1:
             ok = candidates[0].reusable(fn, sharers)
+            if ok and candidates[0].makes_zeros:
+                candidate = candidates[0]
+                candidate.zeroing = zeroing_nest(fn, candidate.pairs, candidate.index, target, sharers)
         else:
             ok = _recomputed_in_each_loop(fn, target, candidates, sharers)
         if ok:
@@ -202,8 +206,11 @@ class _Candidate:
     def __init__(self, loop, sequence, index, holder, outermost):
         self.loop, self.index, self.holder = loop, index, holder
         self.entry_block, self.outermost_loop = outermost  # where the empty array goes: once per call
+        self.pairs = sequence
         self.sequence = [stmt for stmt, _ in sequence]
         self.stmt = self.sequence[index]
+        self.makes_zeros = self.stmt.prim not in ("empty", "vector")
+        self.zeroing = None  # a loop nest leaving the array all zero (``zeroed_buffers.py``), if any
 
     def reusable(self, fn, sharers):
         """Whether no read of an iteration's array can follow the next iteration's zeroing, the
@@ -249,7 +256,7 @@ class _Candidate:
         (a new one when the lengths differ) instead of the ``empty``."""
         target, loc = self.stmt.target, self.stmt.loc
         ndim, dtype = target.type.ndim, target.type.dtype
-        zeros = self.stmt.prim not in ("empty", "vector")
+        zeros = self.makes_zeros
         elements = self.stmt.args if self.stmt.prim == "vector" else ()
         check, lengths, differs = [], [], None
         for axis in range(ndim):
@@ -268,9 +275,16 @@ class _Candidate:
                 check.append(Assign(either, "or", [differs, differ], loc=loc))
                 differ = either
             differs = differ
+        before_loop = []
         if zeros:
             allocate = Assign(target, "zeros", lengths, {"ndim": ndim, "dtype": dtype}, loc)
             kept = [SetItem(target, const(0.0), [FULL_SLICE] * ndim, loc)]
+            if self.zeroing is not None:  # filled only where the last zeroing loops did not cover it
+                zeroed = Var(namer.fresh("_zeroed"), Type(BOOL, 0))
+                not_zeroed = Var(namer.fresh("_not_zeroed"), Type(BOOL, 0), is_temp=True)
+                kept = [Assign(not_zeroed, "not", [zeroed], loc=loc), If(not_zeroed, kept, [], loc)]
+                before_loop.append(Assign(zeroed, "alias", [const(False)], loc=loc))
+                self.zeroing.insert_coverage_checks(zeroed, namer)
         else:
             allocate = Assign(target, "empty", lengths, {"ndim": ndim, "dtype": dtype}, loc)
             kept = []
@@ -278,4 +292,5 @@ class _Candidate:
         at = next(k for k, stmt in enumerate(self.holder) if stmt is self.stmt)  # earlier rewrites moved it
         self.holder[at:at + 1] = check + [If(differs, [allocate], kept, loc)] + writes
         empty = Assign(target, "empty", [const(0)] * ndim, {"ndim": ndim, "dtype": dtype}, loc)
-        self.entry_block.insert(self.entry_block.index(self.outermost_loop), empty)
+        at = next(k for k, stmt in enumerate(self.entry_block) if stmt is self.outermost_loop)
+        self.entry_block[at:at] = [empty] + before_loop

@@ -20,6 +20,16 @@ views of them) are checked at run time; a view of the written array itself is ne
 The operands' shapes need not be known (an update's ``d_p`` is the gradient or a momentum
 buffer): the check compares them with the written array's, and anything else (a broadcast, a
 mismatch numpy would report) runs the statements as they were.
+
+A write of an array into a region picked by integers, ``out[k] = v`` or ``bx[k, :] += bv`` (the
+backward of a view ``x[k]`` in a loop), becomes a loop over the region the same way,
+
+    if v.shape[0] == out.shape[1] and not rt.may_share_memory(out, v):
+        for i in range(out.shape[1]):
+            out[k, i] = v[i]
+
+where numba would make a view of the region and run its array machinery on it (for a 4x4
+region, several times the cost of the sixteen additions).
 """
 from ..ir.builder import Namer
 from ..ir.indexing import index_params
@@ -61,6 +71,9 @@ class _SliceWrites:
         while k < len(block):
             chain = self.chain(block, k)
             if chain is None:
+                if self.is_region_write(block[k]):
+                    block[k:k + 1] = self.region_loop(block[k])
+                    self.count += 1
                 k += 1
                 continue
             replacement = self.loop(block, k, chain)
@@ -180,6 +193,52 @@ class _SliceWrites:
         if checks is None:
             return before + loop
         return before + [If(checks, loop, original, unfused_fallback=True)]
+
+    def is_region_write(self, write):
+        """``array[k, ...] = v`` or ``+= v``: integer items, then whole axes, and ``v`` an array
+        of the region's shape, not a view of the written array (a loop would read where it
+        writes)."""
+        if not isinstance(write, SetItem) or not _is_float64_array(write.array):
+            return False
+        ints = [item for item in write.items if item[0] == "int"]
+        if not ints or write.items[:len(ints)] != ints or any(item != FULL_SLICE for item in write.items[len(ints):]):
+            return False
+        value = write.value
+        return (_is_float64_array(value) and value.type.ndim == write.array.type.ndim - len(ints)
+                and not self._views(value, write.array))
+
+    def region_loop(self, write):
+        """The statements replacing the region write ``write``: a loop nest behind the check that
+        the value has the region's shape and does not overlap the array."""
+        array, value = write.array, write.value
+        ints = [item for item in write.items if item[0] == "int"]
+        before, bounds, conditions = [], [], []
+        for axis, (_, position) in enumerate(ints):  # out of range: numpy's IndexError, also for an empty region
+            length = self.emit(before, "n", I8, "dim", [array], axis=axis)
+            if isinstance(position, Var) or position.value < 0:
+                lowest = self.emit(before, "lowest", I8, "neg", [length])
+                conditions.append(self.emit(before, "above", B1, "ge", [position, lowest]))
+            if isinstance(position, Var) or position.value >= 0:
+                conditions.append(self.emit(before, "below", B1, "lt", [position, length]))
+        for axis in range(value.type.ndim):
+            bound = self.emit(before, "n", I8, "dim", [array], axis=len(ints) + axis)
+            length = self.emit(before, "n", I8, "dim", [value], axis=axis)
+            conditions.append(self.emit(before, "same", B1, "eq", [length, bound]))
+            bounds.append(bound)
+        if self.may_alias_at_run_time(value, array):
+            overlap = self.emit(before, "overlap", B1, "may_share_memory", [array, value])
+            conditions.append(self.emit(before, "apart", B1, "not", [overlap]))
+        indices = [self.loop_index(depth) for depth in range(value.type.ndim)]
+        element = Var(self.namer.fresh(f"{value.name}_i"), Type(value.type.dtype), is_temp=True)
+        params, index_args = index_params(value.type, [("int", i) for i in indices])
+        loop = [Assign(element, "getitem", [value, *index_args], params, write.loc),
+                type(write)(array, element, ints + [("int", i) for i in indices], write.loc)]
+        for depth in reversed(range(len(indices))):
+            loop = [For(indices[depth], const(0), bounds[depth], const(1), loop, write.loc)]
+        condition = conditions[0]
+        for other in conditions[1:]:
+            condition = self.emit(before, "ok", B1, "and", [condition, other])
+        return before + [If(condition, loop, [write], unfused_fallback=True)]
 
     def loop_index(self, depth):
         """A new name (a program's own ``i`` may be read after the write, in a loop of its own)."""

@@ -23,7 +23,7 @@ def nearest_centre_cost_grad(centres, points):
                 _t_7 = centres[j, d]
                 difference = _t_6 - _t_7
                 distance = distance + difference * difference
-            tape__t_11[top__t_11] = _t_11
+            rt.tape_store(tape__t_11, top__t_11, _t_11)
             top__t_11 = top__t_11 + 1
             _t_11 = distance < nearest
             if _t_11:
@@ -46,7 +46,7 @@ def nearest_centre_cost_grad(centres, points):
                 bdistance += _gnearest
             # grad of: if distance < nearest:
             top__t_11 = top__t_11 - 1
-            _t_11 = tape__t_11[top__t_11]
+            _t_11 = rt.tape_load(tape__t_11, top__t_11)
             _t_19 = rt.range_len(0, _t_5, 1) - 1
             if bdistance != 0.0:
                 # (skipped when the cotangents it receives are zero: it would add only zeros)

@@ -15,7 +15,7 @@ def running_sum_of_squares_grad(x, decay):
     for i in range(_t):
         _t_2 = x[i]
         _t_3 = x[i]
-        tape_total[top_total] = total
+        rt.tape_store(tape_total, top_total, total)
         top_total = top_total + 1
         total = total * decay + _t_2 * _t_3
     # backward
@@ -27,7 +27,7 @@ def running_sum_of_squares_grad(x, decay):
         _t_3 = x[i]
         # grad of: total = total * decay + x[i] * x[i]
         top_total = top_total - 1
-        total = tape_total[top_total]
+        total = rt.tape_load(tape_total, top_total)
         _gtotal = btotal
         bx[i] += _gtotal * _t_2
         bx[i] += _gtotal * _t_3

@@ -137,3 +137,73 @@ def test_the_loop_and_its_checks_compile_with_numba():
     expected = same - 0.25 * same
     compiled(same, same, 0.25)
     np.testing.assert_array_equal(same, expected)
+
+
+def write_rows(out, v, k):
+    out[k] = v * 1.0
+    out[k - 1] += v
+    return 0.0
+
+
+def write_row(out, v, k):
+    out[k] = v * 1.0
+    return 0.0
+
+
+def numpy_write_rows(out, v, k):
+    out[k] = v * 1.0
+    out[k - 1] += v
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+@pytest.mark.parametrize("k", [1, 3, -1, -2])
+def test_a_row_written_from_an_array_is_a_loop_and_right(fused, backend, k):
+    compiled = adcompile.compile(write_rows, backend=backend)
+    out, v = RNG.standard_normal((4, 3)), RNG.standard_normal(3)
+    source = adcompile.source(compiled, out, v, k, stage="lowered")
+    assert "out[k, i] = " in source and "out[_t" in source  # both writes are loops
+    expected = out.copy()
+    numpy_write_rows(expected, v, k)
+    compiled(out, v, k)
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+@pytest.mark.parametrize("case", ["index out of range", "empty rows out of range", "broadcast row", "overlapping row"])
+def test_rows_the_loop_could_get_wrong_take_the_statements_as_written(fused, backend, case):
+    compiled = adcompile.compile(write_rows, backend=backend)
+    out = RNG.standard_normal((4, 3))
+    v, k = RNG.standard_normal(3), 1
+    if case == "index out of range":
+        k = 4
+    elif case == "empty rows out of range":
+        out, v, k = np.zeros((4, 0)), np.zeros(0), 7
+    elif case == "broadcast row":
+        v = RNG.standard_normal(1)
+    else:
+        v = out[2]  # a view of the written array, passed by the caller
+    expected = out.copy()
+    if case.endswith("out of range"):  # numpy raises, also where the row has no element
+        with pytest.raises(IndexError):
+            write_row(expected, v, k)
+        with pytest.raises(IndexError):
+            adcompile.compile(write_row, backend=backend)(out, v, k)
+        return
+    numpy_write_rows(expected, expected[2] if case == "overlapping row" else v, k)
+    compiled(out, v, k)
+    np.testing.assert_array_equal(out, expected)
+
+
+def accumulate_rows(x, w):
+    """A view of a row per iteration: its adjoint goes back with ``bx[k] += bxk``."""
+    total = 0.0
+    for k in range(x.shape[0]):
+        xk = x[k]
+        total += np.sum(np.sin(xk * w[k % w.shape[0]]) * xk)
+    return total
+
+
+def test_the_gradient_of_a_row_view_in_a_loop_is_right_on_numba():
+    args = (RNG.standard_normal((5, 3)), RNG.standard_normal((2, 3)))
+    compiled = adcompile.compile(accumulate_rows)
+    assert adcompile.gradcheck(compiled, args, wrt=(0, 1))

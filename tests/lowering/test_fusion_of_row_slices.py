@@ -8,6 +8,8 @@ adjustment is the model. The values and gradients must be numpy's and central di
 on both sides of every check: rows of 7 and of 6 (the checks hold), points of one coordinate
 (broadcast against the 3-vectors: a check fails and the call reruns with the unfused code).
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -45,11 +47,11 @@ def data(columns=7, coordinates=3):
 def test_the_per_observation_vectors_fuse_behind_length_checks():
     gradient = adcompile.grad(adcompile.compile(rotated_rows, backend="numba"), wrt=(0, 1))
     source = gradient.source(*data(), stage="lowered")
-    assert source.count("for i1 in range(") >= 3, source
+    assert len(re.findall(r"for i\d+ in range\(", source)) >= 3, source
     assert "np.minimum(3, cameras.shape[1])" in source, source  # the slice's length, from the parameter
     assert LOWERED_FALLBACK in source
     # the 3-vector built of scalars is read element by element in a loop, not multiplied whole
-    assert "cross[i1] * " in source and "= cross * " not in source, source
+    assert re.search(r"cross\[i\d+\] \* ", source) and "= cross * " not in source, source
 
 
 @pytest.mark.parametrize("shapes", [(7, 3), (6, 3), (7, 1)], ids=["rows_of_7", "rows_of_6", "points_of_1"])

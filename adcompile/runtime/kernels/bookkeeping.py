@@ -1,6 +1,6 @@
 """Reverse-mode bookkeeping and run-time checks, as plain numpy.
 
-The kernels: range_len, new_tape, push, zeros_like_any, cast_like, section_length,
+The kernels: range_len, new_tape, push, tape_store, tape_load, zeros_like_any, cast_like, section_length,
 check_assertion, UnfusedCodeNeeded, may_share_memory, any_layout, c_ordered_marker, and the checkpointed loops'
 checkpoint_snapshots and revolve_advance.
 
@@ -111,6 +111,17 @@ def push(tape, v):
     tape.append(v)
 
 
+def tape_store(tape, top, value):
+    """``tape[top] = value`` for an array tape with a stack pointer (``ir/nodes.TapeArray``),
+    whose ``top`` is within its length by construction: compiled without a bounds check."""
+    tape[top] = value
+
+
+def tape_load(tape, top):
+    """``tape[top]``, the value a ``tape_store`` put there: compiled without a bounds check."""
+    return tape[top]
+
+
 def zeros_like_any(x):
     """Zero gradient for ``x``.
 
@@ -156,5 +167,6 @@ def cast_like(g, x):
 
 
 __all__ = ["check_assertion", "UnfusedCodeNeeded", "may_share_memory", "section_length", "range_len", "new_tape", "push",
+           "tape_store", "tape_load",
            "checkpoint_snapshots", "revolve_advance",
            "zeros_like_any", "cast_like", "any_layout", "c_ordered_marker"]

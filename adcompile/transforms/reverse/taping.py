@@ -18,7 +18,7 @@ A mixin of ``ReverseTransform`` (``transform.py``): it owns ``saves``, ``save_co
 """
 from ...ir.builder import Builder, const
 from ...ir.indexing import index_params
-from ...ir.nodes import AccumItem, Assign, Const, CustomCall, For, If, Pop, Push, SetItem, Var, While, walk
+from ...ir.nodes import AccumItem, Assign, Const, CustomCall, For, If, Pop, Push, SetItem, TapeArray, Var, While, walk
 from ...ir.types import NONE_T, Type
 from ...ir.primitives import getitem
 from .checkpoint_segments import is_checkpointed
@@ -144,7 +144,7 @@ class TapingPlan:
         elif value.type.ndim == 0 and self.counted_pushes() is not None:
             # At most one push per iteration of each enclosing loop, whose trip counts are all
             # known on entry to the outermost: a preallocated array and a stack pointer.
-            tape = Var(self.namer.fresh("tape_" + base), Type(value.type.dtype, 1))
+            tape = TapeArray(self.namer.fresh("tape_" + base), Type(value.type.dtype, 1))
             top = Var(self.namer.fresh("top_" + base), Type("i8"))
             self.counted_tapes.append((tape, top, self.counted_pushes()))
             out.append(SetItem(tape, value, [("int", top)], loc=stmt.loc))
@@ -154,7 +154,7 @@ class TapingPlan:
             # A scalar in nested loops, or in a loop whose trip count is not known on entry: an
             # array that doubles when full, and a stack pointer (a push is a store and an
             # increment; numba's list append and pop cost several times more).
-            tape = Var(self.namer.fresh("tape_" + base), Type(value.type.dtype, 1))
+            tape = TapeArray(self.namer.fresh("tape_" + base), Type(value.type.dtype, 1))
             top = Var(self.namer.fresh("top_" + base), Type("i8"))
             self.growing_tapes.append((tape, top))
             grow_if_full(self.namer, out, tape, top, stmt.loc)
