@@ -30,6 +30,13 @@ from .values import NONE, MethodRef, NoneValue, TupleValue, refers_to
 from ..ir.indexing import FULL_SLICE
 
 
+def shown_name(name):
+    """How a message names the variable the translator calls ``name``: ``name#k``, item k of a
+    tuple bound in a loop or branch, is ``name[k]``."""
+    base, *items = name.split("#")
+    return base + "".join(f"[{k}]" for k in items)
+
+
 class Translator(StatementTranslation, ExpressionTranslation):
     def __init__(self, pyfunc, arg_types, namer=None, hints=None):
         self.src = FunctionSource(pyfunc)
@@ -62,6 +69,10 @@ class Translator(StatementTranslation, ExpressionTranslation):
         # variables of inlined functions that they returned and nothing else holds: the name
         # the caller binds one to takes it over (`y = make(x)`: y is make's array, not an alias)
         self.released = set()
+        # Var -> the user's name of it, for messages: an SSA version (``x_1``) or a temporary
+        # that a name was bound to (the ``_select`` of ``v = a if c else b``) is the user's ``x``, ``v``
+        self.user_names = {}
+        self.conditional_values = set()  # the Vars of conditional expressions (a if c else b)
 
     def new_callee(self, pyfunc):
         """A plain Translator for a function inlined into this one (``translator/inline.py``), sharing the
@@ -70,12 +81,23 @@ class Translator(StatementTranslation, ExpressionTranslation):
         Translator.__init__(callee, pyfunc, [], namer=self.namer, hints=self.hints)
         callee.external_reads = self.external_reads
         callee.converted_aliases = self.converted_aliases
+        callee.user_names = self.user_names
+        callee.conditional_values = self.conditional_values
         return callee
 
     # ------------------------------------------------------------------ errors
     def error(self, message, node=None, cls=AdCompileError):
         loc = self.src.location(node) if node is not None else self.loc
         return located(cls, message, loc)
+
+    def user_name(self, var):
+        """The name of ``var`` in the user's source (its IR name if no user name is bound to it)."""
+        return self.user_names.get(var, var.name)
+
+    def name_for(self, var, name):
+        """Record that the user's ``name`` holds ``var``, unless ``var`` has a name already
+        (``name#k``, item k of a tuple bound in a loop, is shown as ``name[k]``)."""
+        self.user_names.setdefault(var, shown_name(name))
 
     # ------------------------------------------------------------------ entry
     def translate(self):
@@ -104,6 +126,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
             return Var(name, Type("none"))
         var = Var(name, type_)
         self.env[name] = var
+        self.name_for(var, name)
         return var
 
     def widen_parameters(self, params, node):
@@ -115,6 +138,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
             if widened is None or var.type.dtype == "none" or widened == var.type or self.env.get(var.name) is not var:
                 continue
             local = Var(self.namer.fresh(var.name), widened)
+            self.name_for(local, var.name)
             conversion = Assign(local, "as_dtype", [var], {"dtype": widened.dtype}, loc=self.src.location(node))
             self.block.append(conversion)
             self.converted_aliases.append(conversion)
@@ -141,16 +165,24 @@ class Translator(StatementTranslation, ExpressionTranslation):
                           f"{copy.type.describe()}; compiled code keeps one dtype per variable, "
                           f"so the write would not reach the {NUMPY_NAME[param.type.dtype]} array "
                           f"passed in: give the new value another name", write.loc)
-        line = f" at line {conversion.loc.lineno}" if conversion.loc is not None else ""
-        numpy_array = f"the {NUMPY_NAME[source.type.dtype]} array '{copy.name}' names{line}"
-        missed = (f"this write into '{copy.name}' would not reach {numpy_array}, which is read later"
+        name, narrow = self.user_name(copy), NUMPY_NAME[source.type.dtype]
+        at = f" at line {conversion.loc.lineno}" if conversion.loc is not None else ""
+        if copy in self.conditional_values:
+            given = (f"'{name}' is given a {narrow} array by one branch of the conditional expression{at} "
+                     f"and {copy.type.describe()} by the other")
+        else:
+            given = f"'{name}' is also assigned {copy.type.describe()}"
+        source_name = self.user_names.get(source, None if source.name.startswith("_") else source.name)
+        numpy_array = f"the {narrow} array that '{name}' is given{at}"
+        if source_name not in (None, name):
+            numpy_array = f"'{source_name}', {numpy_array}"
+        missed = (f"this write into '{name}' would not reach {numpy_array}, which is read later"
                   if copy_written else
-                  f"'{copy.name}', read later, would not see this write into {numpy_array}")
+                  f"'{name}', read later, would not see this write into {numpy_array}")
         raise located(TypeMismatchError,
-                      f"'{copy.name}' is also assigned {copy.type.describe()}; compiled code keeps one dtype "
-                      f"per variable, so it holds a converted copy where numpy shares one array: {missed}; "
-                      f"give the wider value another name, or copy explicitly (np.copy) where '{copy.name}' "
-                      f"is assigned", write.loc)
+                      f"{given}; compiled code keeps one dtype per variable, so '{name}' holds a converted copy "
+                      f"where numpy shares one array: {missed}; give the wider value another name, or copy "
+                      f"explicitly (np.copy) where '{name}' is assigned", write.loc)
 
     def translate_body(self, params, name=None):
         """The IR Function of the body, once ``params`` are bound in ``env``: the hidden
@@ -174,6 +206,7 @@ class Translator(StatementTranslation, ExpressionTranslation):
         if getattr(self, "result_structure", None) is not None:  # a nested tuple, returned flat
             fn.result_structure = self.result_structure
         fn.hidden_values = [value for _, value in self.hidden_params]
+        fn.user_names = self.user_names  # for messages of later stages (transforms/scopes.py)
         fn.external_reads = ExternalReads(self.external_reads.values())
         resolve_constant_conditions(fn)
         return fn
@@ -251,25 +284,31 @@ class Translator(StatementTranslation, ExpressionTranslation):
             self.env[name] = value  # a compile-time value (tuple, None, range ...)
             return
         current = self.env.get(name)
-        if value in self.released and self.depth == self.base_depth:
-            self.released.discard(value)
-            value.name = self.namer.fresh(name.replace("#", "_"))
-            self.env[name] = value
-            return
         if self.depth > self.base_depth and isinstance(current, Var) and current.type.dtype != "none":
             target = current
             new_type = value.type
             if new_type != target.type:
-                widened = self.widen(target.type, new_type, node)
+                widened = self.widen(target.type, new_type, node, name)
                 if widened != target.type:
                     self.hints[target.name] = widened
-                    raise _Retry()
+                    raise _Retry((target.name, widened), self.user_name(target), target.type, widened,
+                                 self.src.location(node))
         else:
-            base = name.replace("#", "_")
-            var_name = self.namer.fresh(base)
-            target = Var(var_name, self.hints.get(var_name, value.type))
+            var_name = self.namer.fresh(name.replace("#", "_"))
+            type_ = self.hints.get(var_name, value.type)  # widened by a later assignment in a loop or branch
+            if value in self.released and self.depth == self.base_depth:
+                self.released.discard(value)
+                if type_ == value.type:  # an inlined function's own array: the name takes it over
+                    value.name = var_name
+                    self.env[name] = value
+                    self.name_for(value, name)
+                    return
+            target = Var(var_name, type_)
             if target.type != value.type:
-                self.widen(target.type, value.type, node)
+                self.widen(target.type, value.type, node, name)
+        self.name_for(target, name)
+        if isinstance(value, Var) and value.name.startswith("_"):  # a temporary: the name it is bound to
+            self.name_for(value, name)
         self.env[name] = target
         if not self.retarget(value, target):
             self.block.append(self.assignment(target, value))
@@ -331,10 +370,19 @@ class Translator(StatementTranslation, ExpressionTranslation):
         result.runtime = True
         self.env[name] = result
 
-    def widen(self, old, new, node):
+    def widen(self, old, new, node, name=None):
+        """The type of a variable of type ``old`` that is also assigned a ``new`` value (the
+        wider dtype); a located error if the two differ in ndim (``name``: the variable's)."""
         if old.ndim != new.ndim:
-            raise self.error(f"a variable changes from {_kind(old)} to {_kind(new)}; numba needs one "
-                             "type per variable (use a new name)", node, TypeMismatchError)
+            if name is None:
+                raise self.error(f"a value changes from {_kind(old)} to {_kind(new)}; compiled code keeps "
+                                 "one type per variable", node, TypeMismatchError)
+            shown = shown_name(name)
+            instead = (f"start '{shown}' as an array of that shape (np.zeros(...)), or give the array a new name"
+                       if old.ndim == 0 else f"give the{_kind(new)[1:]} a new name, and read it by that name")
+            raise self.error(f"'{shown}' is {_kind(old)} and is given {_kind(new)} here; compiled code keeps "
+                             f"one type per variable, so '{shown}' cannot hold both: {instead}",
+                             node, TypeMismatchError)
         if old.dtype == new.dtype:
             return old
         order = ["b1", "i8", "f4", "f8"]

@@ -87,7 +87,7 @@ def copy_function(fn):
     rewrite statements in place cannot reach IR shared with other functions."""
     copy = Function(fn.name, list(fn.params), clone_block(fn.body, _SameVars()), list(fn.results),
                     fn.returns_tuple, fn.source_file)
-    for name in ("hidden_values", "state_params"):
+    for name in ("hidden_values", "state_params", "user_names"):
         if hasattr(fn, name):
             setattr(copy, name, getattr(fn, name))
     return copy

@@ -97,8 +97,12 @@ def converted_alias_conflict(body, conversions, params, results):
     may run after the conversion while the other is still observed: read later (the copy: before
     ``M`` is bound again), or, for memory of a parameter, seen by the caller. ``conversions``:
     the converting Assigns (target: the copy, ``args[0]``: the array numpy would share). "May run
-    after": later in program order, or in one loop. Conservative: a rebinding of ``M`` counts
-    only in a block holding the write, after it; one of the source array's name is not looked for."""
+    after": later in program order, or in one loop. A read does not see the memory a write
+    changed when every path from the write to it binds the variable read anew: ``M`` in a block
+    holding the write, after it; or any variable to a new array (not a view, not possibly its
+    argument's buffer), before the read in a block holding the read, the write not between the
+    two (the temporary ``t`` of ``M = x * 2.0 if c else y`` in a loop, which each iteration
+    computes and converts anew: random program 70007783). Conservative otherwise."""
     roots = memory_roots(body, params)
     position, chains, loops = _program_order(body)
     end = len(position)  # the return's results are read after every statement
@@ -106,13 +110,18 @@ def converted_alias_conflict(body, conversions, params, results):
     def may_follow(a, b):
         return b > a or any(first <= a <= last and first <= b <= last for first, last in loops)
 
-    reads = [(position[id(stmt)], atom) for stmt in walk(body) for atom in stmt.reads() if isinstance(atom, Var)]
-    reads += [(end, atom) for atom in results if isinstance(atom, Var)]
+    # (position, Var read, id of the reading statement, None for the results)
+    reads = [(position[id(stmt)], atom, id(stmt)) for stmt in walk(body) for atom in stmt.reads()
+             if isinstance(atom, Var)]
+    reads += [(end, atom, None) for atom in results if isinstance(atom, Var)]
     writes = [stmt for stmt in walk(body) if isinstance(stmt, SetItem)]
     bindings = {}  # Var -> (id(block), index) of the Assigns binding it
+    fresh = {}  # Var -> (id(block), index) of the Assigns binding it to a new array
     for stmt in walk(body):
         if isinstance(stmt, Assign):
             bindings.setdefault(stmt.target, []).append(chains[id(stmt)][-1])
+            if stmt.target.type.ndim > 0 and not is_view(stmt) and not _may_be_first_argument(stmt):
+                fresh.setdefault(stmt.target, []).append(chains[id(stmt)][-1])
     outside = {p for p in params if p.type.ndim > 0}
 
     def rebound_between(copy, write, read_at):
@@ -121,6 +130,16 @@ def converted_alias_conflict(body, conversions, params, results):
         holding = dict(chains[id(write)])
         return any(block in holding and holding[block] < at and not holding[block] <= read_at < at
                    for block, at in bindings.get(copy, ()))
+
+    def fresh_before(var, write, reader):
+        """Whether every path from ``write`` to the statement ``reader`` (an id) binds ``var`` to a
+        new array: a binding before the reader in a block holding it, the write, if that block
+        holds it too, not between the two (a path from outside a block enters it at its top)."""
+        if reader is None:
+            return False
+        holding, writing = dict(chains[reader]), dict(chains[id(write)])
+        return any(block in holding and at < holding[block] and not at < writing.get(block, -1) <= holding[block]
+                   for block, at in fresh.get(var, ()))
 
     for conversion in conversions:
         copy, source = conversion.target, conversion.args[0]
@@ -133,7 +152,8 @@ def converted_alias_conflict(body, conversions, params, results):
             if not may_follow(at, write_at):
                 continue
             written = roots.get(write.array, {write.array})
-            later = [(read_at, var) for read_at, var in reads if may_follow(write_at, read_at)]
+            later = [(read_at, var) for read_at, var, reader in reads
+                     if may_follow(write_at, read_at) and not fresh_before(var, write, reader)]
             # the source's memory written: the copy, read later, misses the write
             if written & source_memory and any(copy in roots.get(var, {var}) and not rebound_between(copy, write, read_at)
                                                for read_at, var in later):

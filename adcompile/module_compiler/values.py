@@ -184,6 +184,7 @@ def inline_method(tr, function, owner, args, kwargs, node):
     values = bind_arguments(tr, function, [owner] + list(args), kwargs, node)
     callee = Translator.__new__(Translator)
     Translator.__init__(callee, function, [], namer=tr.namer, hints=tr.hints)
+    callee.user_names, callee.conditional_values = tr.user_names, tr.conditional_values  # for messages
     callee.module_stack = module_stack + (key,)
     return _inline(tr, callee, stack, values, {})
 

@@ -271,6 +271,21 @@ def _overlapping_value(write, memory, roots, positions):
 
 
 
+def _shown(fn, var, roots, positions):
+    """How a message names ``var``: ``'v'`` for the user's variable v (an SSA version of v or a
+    temporary bound to v is v too: ``Function.user_names``, kept by the translator); a temporary
+    no name was bound to, by the arrays it views and the line that makes it."""
+    names = getattr(fn, "user_names", {})
+    if var in names or not var.name.startswith("_"):
+        return f"'{names.get(var, var.name)}'"
+    viewed = sorted({names.get(root, root.name) for root in roots.get(var, ()) if root is not var
+                     and (root in names or not root.name.startswith("_"))})
+    line = next((f" at line {d.loc.lineno}" for d in positions.defs.get(var, []) if d.loc is not None), "")
+    if viewed:
+        return f"a view of {' or '.join(repr(name) for name in viewed)}" + (f" made{line}" if line else "")
+    return f"the array computed{line}" if line else "an array adcompile made"
+
+
 def check_shared_memory_writes(fn):
     """Raise AdCompileError at an in-place write whose effect the value semantics of the IR
     would miss: a write into an array (or a view or alias of one) while another variable
@@ -290,7 +305,7 @@ def check_shared_memory_writes(fn):
         if (isinstance(value, Var) and value.type.ndim and value is not array
                 and _overlapping_value(stmt, memory, roots, positions)):
             raise located(AdCompileError,
-                          f"cannot differentiate the in-place write into '{array.name}': the value "
+                          f"cannot differentiate the in-place write into {_shown(fn, array, roots, positions)}: the value "
                           f"written is a view of the same memory, so numpy's result depends on the "
                           f"order in which it copies the elements. Write a copy of the value "
                           f"(append .copy() to it).", stmt.loc)
@@ -302,10 +317,11 @@ def check_shared_memory_writes(fn):
                 defs.append(ENTRY)
             returned = other in results and any(d < positions.pos[id(stmt)] for d in defs)
             if returned or positions.read_after(other, stmt, defs):
-                relation = (f"it may share memory with '{other.name}', which is used after the write"
+                written, shared = _shown(fn, array, roots, positions), _shown(fn, other, roots, positions)
+                relation = (f"it may share memory with {shared}, which is used after the write"
                             if other in memory else
-                            f"'{other.name}', which shares its memory, is used after the write")
+                            f"{shared}, which shares its memory, is used after the write")
                 raise located(AdCompileError,
-                              f"cannot differentiate the in-place write into '{array.name}': {relation}. "
-                              f"{ALIAS_HINT}. Make '{array.name}' or '{other.name}' a copy (.copy()), "
-                              f"or read '{other.name}' before writing.", stmt.loc)
+                              f"cannot differentiate the in-place write into {written}: {relation}. "
+                              f"{ALIAS_HINT}. Make {written} or {shared} a copy (.copy()), "
+                              f"or read {shared} before writing.", stmt.loc)

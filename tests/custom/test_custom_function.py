@@ -659,6 +659,45 @@ def test_backward_whose_loop_variable_widens():
     assert adcompile.gradcheck(c, (np.array([1.0, 2.0, -0.5]),))
 
 
+class WidenedInForward(Function):
+    @staticmethod
+    def forward(ctx, u):
+        for i in range(2):
+            u = u * np.full(3, 1.5)  # float64 from here: u's own variable widens on a retry
+        return u
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2.25
+
+
+class WidenedInBackward(Function):
+    @staticmethod
+    def forward(ctx, u):
+        return u * 2.25  # float32 for a float32 u: so is backward's g
+
+    @staticmethod
+    def backward(ctx, g):
+        for i in range(2):
+            g = g * np.full(3, 1.5)  # float64 from here
+        return g
+
+
+def widened_in_forward_and_backward(x):
+    return np.sum(WidenedInForward.apply(x) * x) + np.sum(WidenedInBackward.apply(x) * x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parameters_of_forward_and_backward_widened_in_a_loop(backend):
+    """A parameter of forward or backward that a loop of it gives a wider dtype: the rule's own
+    variable is of the wider type from the next round of type inference on (it kept the
+    argument's, and inference "did not converge")."""
+    c = adcompile.compile(widened_in_forward_and_backward, backend=backend)
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    assert c(x) == pytest.approx(float(np.sum(x.astype(np.float64) ** 2 * 4.5)), rel=1e-6)
+    np.testing.assert_allclose(adcompile.grad(c)(x), 9.0 * x, rtol=1e-6)
+
+
 def test_value_and_grad_of_custom_function_in_a_loop():
     def f(x, c, n):
         for i in range(n):

@@ -3,7 +3,8 @@
 ``BAD_CASES`` is a table of bad or unsupported programs and calls. Each row names the exact
 error class (an ``adcompile.AdCompileError`` subclass: never a ``KeyError``, a numba
 ``TypingError`` or a bare ``TypeError`` from inside adcompile), words the message must contain,
-words it must not contain (numba's type names such as "i8"), and, where the error is about a
+words it must not contain (numba's type names such as "i8", the translator's temporaries such
+as "_select"), and, where the error is about a
 line of this file, the text of that line: the message must name this file and that line.
 
 ``GOOD_CASES`` are unusual but valid inputs (NaN, inf, empty arrays, zero-trip loops, keyword
@@ -31,6 +32,7 @@ from adcompile.errors import (AdCompileError, CallError, GeneratedCodeError, Sha
 THIS_FILE = os.path.abspath(__file__)
 X3 = np.array([0.5, -1.0, 2.0])
 NUMBA_TYPE_NAMES = re.compile(r"\b(f8|f4|i8|b1)\b|\[:")
+INTERNAL_NAMES = re.compile(r"'_[a-z]\w*'|\b_t_\d+\b|\b_select\b")  # the translator's temporaries
 
 
 def py(fn):
@@ -50,6 +52,40 @@ def writes_a_parameter_later_widened(x, flag):
     if flag:
         x = np.ones((3, 3)) @ x.astype(np.float64)
     return np.sum(x)
+
+
+def _rebinds_its_parameter_to_a_scalar(p0, p1):
+    if np.sum(p1) > 0.0:
+        p1, u = (p1[1], np.tanh(p0 @ p1))
+        p0 = p0 * u
+    return np.sum(p0)
+
+
+def calls_a_helper_rebinding_its_parameter(x):
+    return _rebinds_its_parameter_to_a_scalar(x, x[::-1])
+
+
+def scalar_becomes_an_array_in_a_loop(x):
+    s = 0.0
+    for i in range(3):
+        s = s + x
+    return np.sum(s)
+
+
+def writes_a_conditional_expression_of_two_dtypes(x, c):
+    w = x if c > 0.0 else np.ones(3)
+    w[1] = 0.5
+    return np.sum(w) + np.sum(x)
+
+
+def _flips_and_writes(p0):
+    v = np.flip(p0[:, 0])
+    v[1] = 0.5
+    return np.sum(p0[:2, :])
+
+
+def writes_through_a_view_of_a_temporary_argument(x):
+    return _flips_and_writes(np.outer(x, x))
 
 
 def uses_global(x):
@@ -271,6 +307,20 @@ BAD_CASES = [
     # numpy writes into the caller's float32 array; a widened copy would take the write instead
     ("write-to-widened-parameter", lambda: py(writes_a_parameter_later_widened)(X3.astype(np.float32), 0),
      TypeMismatchError, ["written in place", "float32 array passed in"], "x[2] = 0.25"),
+    # one type per variable: the message names the variable (never an internal name)
+    ("variable-changes-ndim", lambda: py(calls_a_helper_rebinding_its_parameter)(X3), TypeMismatchError,
+     ["'p1' is a 1-d array and is given a scalar here", "give the scalar a new name"],
+     "p1, u = (p1[1], np.tanh(p0 @ p1))"),
+    ("scalar-becomes-array", lambda: py(scalar_becomes_an_array_in_a_loop)(X3), TypeMismatchError,
+     ["'s' is a scalar and is given a 1-d array here", "np.zeros"], "s = s + x"),
+    ("conditional-expression-written", lambda: py(writes_a_conditional_expression_of_two_dtypes)(
+        X3.astype(np.float32), 1.0), TypeMismatchError,
+     ["'w' is given a float32 array by one branch of the conditional expression", "this write into 'w'"],
+     "w[1] = 0.5"),
+    # a helper's parameter given a temporary (np.outer(x, x)) is named by the parameter
+    ("write-into-view-of-temporary-argument", lambda: adcompile.grad(py(writes_through_a_view_of_a_temporary_argument))(X3),
+     AdCompileError, ["the in-place write into 'v': it may share memory with 'p0'", "Make 'v' or 'p0' a copy"],
+     "v[1] = 0.5"),
     ("float-index", lambda: py(float_index)(X3), TypeMismatchError, ["integers"], "return x[1.5]"),
     # recursion
     ("recursion", lambda: adcompile.grad(py(recursive))(X3, 2), UnsupportedSyntaxError,
@@ -368,6 +418,8 @@ def test_bad_input_raises_a_clear_error(call, error_class, words, line_text):
     for word in words:
         assert word in message, f"{word!r} not in:\n{message}"
     assert not NUMBA_TYPE_NAMES.search(message), f"numba type name in:\n{message}"
+    told = message.split("in generated code:")[0]  # (a run-time error quotes the generated line after it)
+    assert not INTERNAL_NAMES.search(told), f"internal name in:\n{message}"
     if line_text is not None:
         assert THIS_FILE in message, message
         assert re.search(rf"line {line_of(line_text)}\b", message), f"line of {line_text!r} not named:\n{message}"

@@ -459,6 +459,136 @@ def test_converted_alias_that_no_write_misses_matches_numpy(monkeypatch, backend
     np.testing.assert_array_equal(ours, theirs)  # the caller's array written as numpy writes it
 
 
+def conditional_expression_of_a_parameter_written(x, flag):
+    v = x if flag > 0.0 else np.ones(3)  # numpy's v is the float32 x; compiled code's a float64 copy
+    v[0] = 0.25
+    return np.sum(v) + np.sum(x)
+
+
+def line_of(text):
+    """The number of the line of this file whose stripped text is ``text`` (unique)."""
+    with open(__file__) as handle:
+        numbers = [k + 1 for k, line in enumerate(handle) if line.strip() == text]
+    assert len(numbers) == 1, (text, numbers)
+    return numbers[0]
+
+
+@pytest.mark.parametrize("backend, fuse", LOWERINGS, ids=["python", "python-lowered", "numba"])
+def test_converted_conditional_expression_is_named_by_its_variable(monkeypatch, backend, fuse):
+    """The error names the variable the conditional expression is bound to and its line, not the
+    expression's internal name (lowered random program 70007783 was told about '_select')."""
+    if fuse:
+        monkeypatch.setenv("ADCOMPILE_FUSE", fuse)
+    with pytest.raises(TypeMismatchError, match="converted copy") as info:
+        compiled(conditional_expression_of_a_parameter_written, backend)(rand(3, dtype=np.float32), 1.0)
+    message = str(info.value)
+    expression_line = line_of("v = x if flag > 0.0 else np.ones(3)  # numpy's v is the float32 x; compiled "
+                              "code's a float64 copy")
+    assert (f"'v' is given a float32 array by one branch of the conditional expression at line "
+            f"{expression_line}") in message, message
+    assert "this write into 'v'" in message and "'x', the float32 array that 'v' is given" in message, message
+    assert f'line {line_of("v[0] = 0.25")},' in message and "_select" not in message, message
+
+
+def converted_conditional_temporary_written_in_a_loop(A, flag):
+    total = 0.0
+    for i in range(2):
+        v = A[0] * 2.0 if flag > 0.0 else np.ones(4) * 0.5  # converted: nothing else holds A[0] * 2.0
+        v[0] = 0.5
+        total += np.sum(v * A[1])
+    return total + np.sum(A)
+
+
+@pytest.mark.parametrize("backend, fuse", LOWERINGS, ids=["python", "python-lowered", "numba"])
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["branch taken", "branch not taken"])
+def test_converted_temporary_computed_anew_in_each_iteration_is_no_alias(monkeypatch, backend, fuse, sign):
+    """The float32 temporary a conditional expression converts in a loop is a new array in every
+    iteration: the conversion reading it again later reads the new one, so a write into the copy
+    misses nothing (lowered random program 70007783 was refused)."""
+    if fuse:
+        monkeypatch.setenv("ADCOMPILE_FUSE", fuse)
+    fn = converted_conditional_temporary_written_in_a_loop
+    A = rand(2, 4, dtype=np.float32)
+    f = compiled(fn, backend)
+    np.testing.assert_allclose(f(A, sign), fn(A, sign), rtol=1e-5)
+    g = adcompile.grad(f)(A, sign)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, gradient_by_differences(fn, [A.astype(np.float64), sign], 0),
+                               rtol=2e-3, atol=1e-4)
+
+
+# Type inference translates a function again while a loop widens a variable's type; each round
+# must make progress (random program 70007791, float32: "type inference did not converge").
+def _float32_product_or_sum(p0, scale=0.35):
+    if np.tanh(p0[-2]) > -0.41:
+        return p0[1] * p0[-1]  # a float32 scalar
+    return scale * np.sum(np.sinc(p0[1:]))
+
+
+def inlined_float32_result_widened_in_a_loop(x, a):
+    s = _float32_product_or_sum(x[::-1])  # the helper's own variable, taken over by s
+    for i in range(2):
+        s = np.sin(s + np.mean(x * a) + np.mean(np.ones(3)))  # float64 from here
+    return -s
+
+
+def ten_variables_widened_in_a_loop(x):
+    s0 = s1 = s2 = s3 = s4 = 0
+    s5 = s6 = s7 = s8 = s9 = 0
+    for i in range(3):  # each integer widens to float in a round of its own
+        s0 += x[i]
+        s1 += x[i] * 2.0
+        s2 += x[i] * 3.0
+        s3 += x[i] * 4.0
+        s4 += x[i] * 5.0
+        s5 += x[i] * 6.0
+        s6 += x[i] * 7.0
+        s7 += x[i] * 8.0
+        s8 += x[i] * 9.0
+        s9 += x[i] * 10.0
+    return s0 + s1 * s2 + s3 * s4 + s5 * s6 + s7 * s8 + s9
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, dtype", [(inlined_float32_result_widened_in_a_loop, np.float32),
+                                       (ten_variables_widened_in_a_loop, np.float64)],
+                         ids=["inlined-float32-result", "ten-variables"])
+def test_types_widened_in_loops_settle(backend, fn, dtype):
+    x = rand(3, dtype=dtype)
+    args = (x, 0.7) if fn is inlined_float32_result_widened_in_a_loop else (x,)
+    f = compiled(fn, backend)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(f(*args), fn(*args), rtol=rtol)
+    g = adcompile.grad(f)(*args)
+    assert g.dtype == dtype
+    wide = [x.astype(np.float64)] + list(args[1:])
+    np.testing.assert_allclose(g, gradient_by_differences(fn, wide, 0), rtol=2e-3 if dtype == np.float32 else 1e-6,
+                               atol=1e-4 if dtype == np.float32 else 1e-8)
+
+
+def test_type_inference_that_makes_no_progress_names_the_variable():
+    """A round that widens a variable to the type a round before it gave its hint already (the
+    wider type not applied: an adcompile bug) is an InternalError naming the variable and its
+    line, and saying what to write meanwhile."""
+    from adcompile.errors import InternalError, Location
+    from adcompile.frontend.translator.tables import _Retry, until_types_settle
+    from adcompile.ir.types import F4, F8
+    where = Location("prog.py", 12, 4, "    s = np.sin(s)")
+    rounds = []
+
+    def attempt():
+        rounds.append(1)
+        raise _Retry(("s_1", F8), "s", F4, F8, where)
+
+    with pytest.raises(InternalError) as info:
+        until_types_settle(attempt)
+    message = str(info.value)
+    assert len(rounds) == 2
+    assert "type inference did not converge: 's' is widened from a float32 scalar to a float64 scalar" in message
+    assert "adcompile bug" in message and "np.float64(...)" in message
+    assert 'File "prog.py", line 12' in message and "s = np.sin(s)" in message
+
+
 def test_mixed_precision_arguments():
     x = rand(3, dtype=np.float32)
     w = rand(3)

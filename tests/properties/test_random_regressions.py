@@ -481,6 +481,46 @@ def f(x, A):
         second_order=True,
     ),
     RegressionCase(
+        name="inlined_float32_result_widened_in_a_loop",
+        source='''
+import numpy as np
+
+def helper(p0, scale=0.35):
+    if np.tanh(p0[-2]) > -0.41:
+        return p0[1] * p0[-1]
+    return scale * np.sum(np.sinc(p0[1:]))
+
+def f(x, a):
+    s9 = helper(x[::-1])
+    for i in range(2):
+        s9 = np.sin(s9 + np.mean(x * a) + np.mean(np.ones(3)))
+    return -s9
+''',
+        args=(np.array([0.35, -0.62, 0.81], dtype=np.float32), -0.86),
+        kind="rejected:forward:AdCompileError",  # lowered random program 70007791: the helper's float32
+        backend="lowered",                       # result kept its type on every retry ("did not converge")
+        dtype="float32",
+    ),
+    RegressionCase(
+        name="conditional_expression_temporary_converted_in_a_loop",
+        source='''
+import numpy as np
+
+def f(x, b):
+    u5 = np.sin(x)
+    s = 0.0
+    for i in range(2):
+        v12 = u5 * 2.0 if x[-1 - i] > -0.39 else np.ones(3) * 0.5
+        v12[0] = b
+        s = s + np.sum(v12 * x)
+    return s + np.sum(u5)
+''',
+        args=(np.array([0.35, -0.62, 0.81], dtype=np.float32), 0.59),
+        kind="rejected:forward:TypeMismatchError",  # lowered random program 70007783: the float32 temporary,
+        backend="lowered",                          # converted anew each iteration, was taken for an alias
+        dtype="float32",
+    ),
+    RegressionCase(
         name="early_return_in_a_while_loop_that_never_runs",
         source='''
 import numpy as np

@@ -20,12 +20,13 @@ class RegressionCase:
     xfail: str = ""  # reason, while the compiler bug is not fixed
     may_reject: bool = False  # a located AdCompileError is an acceptable fix (issue 8 item 4)
     seed: int = 0  # the program's seed, which picks what the third-order forms differentiate
+    dtype: str = "float64"  # "float32": float32 arrays, compared with the program run in float64
 
     def program(self):
         tree = ast.parse(self.source)
         entry = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "f")
         names = tuple(a.arg for a in entry.args.args)
-        return Program(self.source, self.args, names, seed=self.seed, returns=self.returns)
+        return Program(self.source, self.args, names, seed=self.seed, returns=self.returns, dtype=self.dtype)
 
     def acceptable(self, outcome):
         return outcome.status == "passed" or (self.may_reject and outcome.status == "rejected")

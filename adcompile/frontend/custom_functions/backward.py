@@ -170,8 +170,17 @@ def bind_backward_parameters(tr, info, grads, needs, body):
 def local_copy(tr, name, value, body):
     if not isinstance(value, Var):
         return value
-    local = Var(tr.namer.fresh(name), value.type)
-    body.append(Assign(local, "alias", [value], loc=tr.loc))
+    return local_parameter(tr, name, value, body)
+
+
+def local_parameter(tr, name, value, body):
+    """A variable of the rule's own for its parameter ``name`` given ``value``, assigned at the end
+    of ``body``: of the wider type a loop of the rule gave it on an earlier round of type inference
+    (an array of a narrower dtype converted), named ``name`` in messages."""
+    fresh = tr.namer.fresh(name)
+    local = Var(fresh, tr.hints.get(fresh, value.type))
+    body.append(tr.assignment(local, value))
+    tr.name_for(local, name)
     return local
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import AdCompileError, UnsupportedSyntaxError
 from ...custom.function import Function, is_function_class, is_once_differentiable
 from ...ir.nodes import Assign, Const, CustomCall, Var, walk
-from .backward import BackwardCtx, backward_custom_call, new_translator, translate_backward
+from .backward import BackwardCtx, backward_custom_call, local_parameter, new_translator, translate_backward
 from ..extensions import register_attribute_handler, register_classifier
 from ..parse import Translator
 from ..values import NONE, NoneValue, TupleValue
@@ -237,6 +237,7 @@ def translate_apply(tr, cls, args, kwargs, node):
     block = []
     fwd = new_translator(ForwardTranslator, forward, tr.namer, tr.hints, tr.hidden_params,
                          stack + (tr.pyfunc,), tr.depth, block, tr.loc)
+    fwd.user_names = tr.user_names  # (forward's names, in messages about the caller's IR)
     ctx = ForwardCtx(cls, tr.depth)
     pairs = bind_parameters(tr, forward, f"{cls.__name__}.apply", ctx, args, kwargs, node)
     fwd.env[next(iter(inspect.signature(forward).parameters))] = ctx
@@ -244,9 +245,7 @@ def translate_apply(tr, cls, args, kwargs, node):
              for name, value in pairs]  # an argument passed as None
     for name, value in pairs:
         if isinstance(value, Var):  # forward owns its variables (it may rebind them)
-            local = Var(tr.namer.fresh(name), value.type)
-            block.append(Assign(local, "alias", [value], loc=tr.loc))
-            value = local
+            value = local_parameter(tr, name, value, block)
         fwd.env[name] = value
     inputs = flat_inputs(forward, pairs)
     fwd.statements(fwd.src.node.body)

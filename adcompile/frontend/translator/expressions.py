@@ -320,6 +320,7 @@ class ExpressionTranslation:
                              "the same ndim", node, TypeMismatchError)
         dtype = self.widen(a.type, b.type, node).dtype if a.type.dtype != b.type.dtype else a.type.dtype
         var = Var(self.namer.fresh("_select"), Type(dtype, a.type.ndim))
+        self.conditional_values.add(var)  # named, in messages, by the variable it is bound to
         body.append(self.assignment(var, a))  # the branch of the narrower dtype converted, as for if/else
         orelse.append(self.assignment(var, b))
         self.block.append(If(cond, body, orelse, self.loc))

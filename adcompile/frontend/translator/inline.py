@@ -126,6 +126,9 @@ def _inline(tr, callee, stack, values, enclosing):
             if not (isinstance(value, Var) and local.type == value.type and tr.retarget(value, local)):
                 tr.block.append(tr.assignment(local, value))
             value = local
+            tr.name_for(local, name)
+        elif isinstance(value, Var) and value.name.startswith("_"):
+            tr.name_for(value, name)  # a temporary of the caller: named by the parameter in messages
         callee.env[name] = value
     callee.statements(callee.src.node.body)
     if callee.results is None:

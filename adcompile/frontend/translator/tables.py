@@ -2,7 +2,8 @@
 ``expressions.py``): unsupported constructs, operator maps."""
 import ast
 
-from ...errors import AdCompileError
+from ...errors import InternalError, located
+from ...ir.types import NUMPY_NAME
 
 _UNSUPPORTED_STATEMENTS = {
     ast.Try: "try/except", ast.With: "with", ast.AsyncWith: "async with", ast.Global: "global",
@@ -57,22 +58,51 @@ _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq
 
 
 class _Retry(Exception):
-    """A loop-carried variable's type widened: translate the function again."""
+    """A loop-carried variable's type widened: translate the function again. ``key``: the IR
+    name and the wider type its hint now holds; ``name``: the user's name of the variable,
+    ``old``/``new`` its type and the wider one, ``location`` the assignment that widened it."""
+
+    def __init__(self, key=None, name=None, old=None, new=None, location=None):
+        super().__init__(name)
+        self.key, self.name, self.old, self.new, self.location = key, name, old, new, location
 
 
-MAX_TYPE_ROUNDS = 8  # each round widens at least one loop-carried type, and a type widens a few times at most
+# A safety bound only: each round widens one variable's hint (a type widens three times at
+# most: bool -> int64 -> float32 -> float64), and a hint that does not take effect is caught
+# in the round that repeats it.
+MAX_TYPE_ROUNDS = 200
 
 
 def until_types_settle(attempt, what="type inference"):
     """``attempt()``, again while it raises ``_Retry``: each round translates the function once
-    more with the type hints that the rounds before it gathered. An error after
+    more with the type hints that the rounds before it gathered. A round that widens a variable
+    to a type an earlier round gave its hint already made no progress (the hint was not applied:
+    an adcompile bug): an ``InternalError`` naming the variable and its line, as after
     MAX_TYPE_ROUNDS rounds."""
+    seen = set()
+    retry = None
     for _ in range(MAX_TYPE_ROUNDS):
         try:
             return attempt()
-        except _Retry:
-            continue
-    raise AdCompileError(f"{what} did not converge")
+        except _Retry as error:
+            retry = error
+            if error.key is not None and error.key in seen:
+                break
+            seen.add(error.key)
+    raise _not_settled(what, retry)
+
+
+def _not_settled(what, retry):
+    """The InternalError of type inference that does not settle, at the assignment that last widened."""
+    if retry is None or retry.name is None:
+        return InternalError(f"{what} did not converge")
+    numpy_name = NUMPY_NAME[retry.new.dtype]
+    return located(InternalError,
+                   f"{what} did not converge: '{retry.name}' is widened from {retry.old.describe()} to "
+                   f"{retry.new.describe()} here in every round, as if the wider type found before were not "
+                   f"applied. This is an adcompile bug: please report it. Meanwhile, give '{retry.name}' "
+                   f"the wider type where it is first assigned (for example np.{numpy_name}(...) for a scalar or "
+                   f".astype(np.{numpy_name}) for an array)", retry.location)
 
 
 def _is_library(module):
