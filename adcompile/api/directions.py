@@ -15,7 +15,12 @@ def tangent_like(t, x, name):
     if type(t) is np.ndarray and type(x) is np.ndarray and t.shape == x.shape and x.dtype.kind == "f" \
             and (t.dtype is x.dtype or t.dtype == x.dtype):
         return t  # already what the generated code takes: the common case, kept cheap
-    t = np.asarray(t, dtype=np.result_type(x, np.float32)) if isinstance(x, np.ndarray) else float(t)
+    if isinstance(x, np.ndarray):
+        t = np.asarray(t, dtype=np.result_type(x, np.float32))
+    elif isinstance(x, np.floating) and np.shape(t) == ():
+        t = type(x)(t)  # a float32 argument's tangent is a float32, as an array's has its dtype
+    else:
+        t = float(t)
     if np.shape(t) != np.shape(x):
         raise CallError(f"the tangent for '{name}' has shape {np.shape(t)} but the argument has shape "
                         f"{np.shape(x)}")
@@ -70,11 +75,18 @@ def cotangent_leaves(base_ir, cotangents, structure=None):
 
 
 def _with_dtype_of(cotangent, out):
-    """A cotangent array has its output's float dtype, as a tangent has its argument's (the
-    code's adjoints are typed by their values: a float64 cotangent of a float32 output would
-    change an adjoint's dtype between iterations of a loop, which numba cannot type)."""
-    if isinstance(cotangent, np.ndarray) and out.type.is_float and cotangent.dtype != np.dtype(out.type.dtype):
-        return cotangent.astype(out.type.dtype)
+    """A cotangent has its output's float dtype, as a tangent has its argument's, whether it is
+    an array or a number (the code's adjoints are typed by their values: a float64 cotangent of
+    a float32 output would change an adjoint's dtype between iterations of a loop, or between
+    the branches that update it, which numba cannot type)."""
+    if not out.type.is_float:
+        return cotangent
+    dtype = np.dtype(out.type.dtype)
+    if isinstance(cotangent, np.ndarray):
+        return cotangent if cotangent.dtype == dtype else cotangent.astype(dtype)
+    if isinstance(cotangent, (float, int, np.floating, np.integer)) and not isinstance(cotangent, bool) \
+            and np.asarray(cotangent).dtype != dtype:
+        return dtype.type(cotangent)
     return cotangent
 
 

@@ -537,6 +537,28 @@ def f(x, b):
         kind="crash:forward:GeneratedCodeError",  # numba random program 45000012: numba pruned the loop
         backend="numba",                          # (a constant condition), leaving `_result` undefined
     ),
+    RegressionCase(
+        name="float64_cotangent_of_a_float32_number",
+        source='''
+import numpy as np
+
+def f(x, A, n):
+    w8 = x.copy()
+    v15 = np.concatenate((np.log(1.0 + np.tanh(w8[np.array([0])]) ** 2), --A[1, 1:]))
+    for i in range(n):
+        x = np.square(v15[::-1]) - x
+    u18, u19 = (x[0:1] * np.tanh(w8[1]), x[::-1] - A[0, -2])
+    if np.sum(u19[:1]):
+        w8 = w8 + np.cos(np.concatenate((A[0, 1:], v15[1:2])))
+    return -v15 @ v15 + 2.0 * np.sum(u18) + w8 @ w8
+''',
+        args=(np.array([-0.91, 0.80], dtype=np.float32),
+              np.array([[-0.75, -0.86], [-0.65, -0.58]], dtype=np.float32), 1),
+        kind="crash:vjp-pullback:GeneratedCodeError",  # numba random program 74000080: vjp's float64
+        backend="numba",                               # cotangent reached a float32 adjoint in a branch
+        dtype="float32",
+        returns="tuple",
+    ),
 ]
 
 

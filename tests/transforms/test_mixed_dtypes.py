@@ -67,3 +67,49 @@ def test_vjp_of_a_float32_output_with_a_cotangent_of_either_dtype(backend, cotan
         return cs * s + cx.astype(np.float64) @ x_out
     np.testing.assert_allclose(gradient, gradient_by_differences(projected, (X32.astype(np.float64),)),
                                rtol=1e-3, atol=1e-5)
+
+
+def joined_then_updated_in_a_branch(x, A, n):
+    w = x.copy()
+    v = np.concatenate((np.log(1.0 + np.tanh(w[np.array([0])]) ** 2), -A[1, 1:]))
+    for i in range(n):
+        x = np.square(v[::-1]) - x
+    if np.sum(x[::-1][:1]) != 0.0:
+        w = w + np.cos(np.concatenate((A[0, 1:], v[1:2])))
+    return -v @ v + 2.0 * np.sum(x[0:1] * np.tanh(w[1])) + w @ w
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+@pytest.mark.parametrize("cotangent", [1.0, np.float64(1.0), np.array(1.0), np.float32(1.0)])
+def test_vjp_of_a_float32_number_with_a_cotangent_of_either_dtype(backend, cotangent):
+    # random program 74000080 on numba: a float64 cotangent of a float32 result reached the
+    # adjoint of a joined array, which the branch updates in float32
+    A = np.array([[-0.75, -0.86], [-0.65, -0.58]], dtype=np.float32)
+    x = np.array([-0.91, 0.80], dtype=np.float32)
+    compiled = adcompile.compile(joined_then_updated_in_a_branch, backend=backend, tiered=False)
+    value, pullback = adcompile.vjp(compiled, x, A, 1)
+    assert value.dtype == np.float32
+    dx, dA, dn = pullback(cotangent)
+    assert dx.dtype == dA.dtype == np.float32 and dn is None
+    args64 = (x.astype(np.float64), A.astype(np.float64))
+
+    def at_one(x, A):
+        return joined_then_updated_in_a_branch(x, A, 1)
+    np.testing.assert_allclose(dx, gradient_by_differences(at_one, args64, 0), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(dA, gradient_by_differences(at_one, args64, 1), rtol=1e-3, atol=1e-4)
+
+
+def scaled_roll(x, c, n):
+    for i in range(n):
+        x = c * x[::-1] - np.tanh(x)
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_jvp_of_a_float32_number_argument_takes_a_python_float_tangent(backend):
+    compiled = adcompile.compile(scaled_roll, backend=backend, tiered=False)
+    c = np.float32(0.5)
+    value, tangent = adcompile.jvp(compiled, (X32, c, 3), (np.zeros(3, np.float32), 1.0, None))
+    expected = gradient_by_differences(lambda x, c: scaled_roll(x, c, 3), (X32.astype(np.float64), 0.5), 1)
+    assert np.asarray(tangent).dtype == np.float32  # as when the tangent is a float32
+    assert tangent == pytest.approx(float(expected), rel=1e-3, abs=1e-5)
