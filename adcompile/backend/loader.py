@@ -33,6 +33,7 @@ from .cache_key import module_file_name
 from .numpy_scalars import with_numpy_scalar_arguments
 from .names import safe_name
 from . import subroutines
+from .allocator import keep_freed_memory
 from .optimisation_level import compiling_at, level_for
 from .source_files import discard_numba_cache, ensure_source_file
 from .trust import Untrusted, ensure_folder
@@ -98,6 +99,7 @@ def _jitted(fn, path, persistent, options):
     import numba  # lazy: numba takes ~0.3 s to import
 
     from ..runtime import numba_impls  # noqa: F401  (lazy: registers the helpers' numba versions)
+    keep_freed_memory()  # a warm cache's process reuses freed arrays as a compiling one does
     from .numba_cache import njit_with_disk_cache, recompiling_after_damaged_helper_files  # lazy: imports numba
     if persistent:
         try:
