@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from ..backend.loader import load
-from ..backend.tiers import NUMBA, PYTHON, enabled, in_disk_cache, load_tiered
+from ..backend.tiers import NUMBA, PYTHON, enabled, load_tiered, loads_quickly
 from ..backend.unfused_fallback import WithUnfusedFallback
 from ..boundary import for_user, user_error
 from .call_signatures import resolve, signature_for
@@ -175,7 +175,8 @@ class Specialised:
         """The callable running ``source`` (generated from ``code_ir``, ``fn_ir`` lowered for the
         backend, compiled with numba's ``options``): numba's, or tiered (``backend/tiers.py``:
         the Python of ``fn_ir`` first, without fused loops, while numba compiles). Waits for
-        numba where its disk cache has the code, and for code with loops that pushes onto or pops
+        numba where that takes milliseconds (``tiers.loads_quickly``: its disk cache has the code
+        and numba has started in this process), and for code with loops that pushes onto or pops
         from a tape it was given; other code with loops runs as Python until the machine code
         is ready, and a run still going then stops, puts back the arguments it wrote into and
         runs as machine code (``backend/handover.py``). Code whose fused loops
@@ -193,7 +194,7 @@ class Specialised:
         return generate(lower_for_backend(fn_ir, self.backend, fuse=False)[0], origin=self.code_origin())
 
     def _load_code(self, fn_ir, code_ir, source, options):
-        if self.backend == NUMBA and enabled(self.tiered) and not in_disk_cache(source, fn_ir.name):
+        if self.backend == NUMBA and enabled(self.tiered) and not loads_quickly(source, fn_ir.name):
             loops = has_loops(fn_ir)
             written, uses_given_tapes = argument_effects(fn_ir)
             if not loops or not uses_given_tapes:  # a run with loops may stop: it must leave no trace

@@ -10,8 +10,12 @@ numba call (``run_errors.py``: ``GeneratedCodeError``), at every call after, nev
 
 Waiting for numba instead (the first call compiles, as without tiers) is chosen by
 ``adcompile.compile(f, tiered=False)``, or for every function by the environment variable
-``ADCOMPILE_TIERED=0``. The caller (``api/specialised.py``) also waits for numba where numba's
-disk cache already holds the function (loading it takes milliseconds). Code with loops may run
+``ADCOMPILE_TIERED=0``. The caller (``api/specialised.py``) also waits for numba where that
+costs milliseconds (:func:`loads_quickly`): numba's disk cache holds the function and this
+process has already loaded machine code. The first load of a process pays numba's start
+(its import, its typing registries, the runtime helpers: about 0.7 CPU-s, more than most
+scripts' Python tier takes), so it runs behind the Python tier as a compile does, and a warm
+cache is never slower than a cold one. Code with loops may run
 far longer as Python than numba takes to compile it, or far shorter: its Python tier hands a
 run over to the machine code as soon as that is ready (``handover.py``; the arrays it writes
 into are put back first); code with loops that pushes onto or pops from a tape it was given
@@ -48,10 +52,19 @@ def enabled(setting=None):
     return os.environ.get(TIERED_VARIABLE, "").strip().lower() not in ("0", "false", "no", "off")
 
 
+_machine_code_loaded = threading.Event()  # set once a background compile or load has ended well
+
+
 def in_disk_cache(source, name):
-    """Whether numba's disk cache has files for this source (then loading it is fast)."""
+    """Whether numba's disk cache has files for this source."""
     folder, persistent = cache_location()
     return persistent and bool(numba_cache_files(folder / module_file_name(source, name, NUMBA)[0]))
+
+
+def loads_quickly(source, name):
+    """Whether waiting for numba's machine code of this source costs milliseconds: its disk
+    cache holds the code and numba's start is paid (this process has loaded machine code)."""
+    return _machine_code_loaded.is_set() and in_disk_cache(source, name)
 
 
 def load_tiered(python_source, source, name, options=None, hand_over=False, written=()):
@@ -68,7 +81,7 @@ def load_tiered(python_source, source, name, options=None, hand_over=False, writ
             if hand_over:
                 python_source = with_handover_checks(python_source, name)
             tiered = _tiered[key] = TieredFunction(load(python_source, name, PYTHON), source, name, options,
-                                                   hand_over, WrittenArguments(written))
+                                                   hand_over, WrittenArguments(written), in_disk_cache(source, name))
             if hand_over:
                 install_checks(tiered.python_function.py_func.__globals__, lambda: tiered.machine_code is not None)
         return tiered
@@ -89,8 +102,10 @@ os.register_at_fork(after_in_child=_restart_compiles_in_forked_child)
 class TieredFunction:
     """Calls the generated Python until numba's machine code is ready, then the machine code."""
 
-    def __init__(self, python_function, source, name, options=None, hand_over=False, written=WrittenArguments(())):
+    def __init__(self, python_function, source, name, options=None, hand_over=False, written=WrittenArguments(()),
+                 cached=False):
         self.python_function = python_function
+        self.cached = cached  # numba's disk cache held the code: the background thread loads it
         self.hands_over = hand_over  # the Python's loops stop once the machine code is ready
         self.written = written  # the arguments a stopped run puts back
         self.source, self.name, self.options = source, name, options
@@ -138,7 +153,8 @@ class TieredFunction:
                 return
             self._started = True
             self.first_arguments = args
-        finish_compiles.register(self)  # finished in a detached process if this one exits first
+        if not self.cached:  # finished in a detached process if this one exits first
+            finish_compiles.register(self)
         threading.Thread(target=self._compile, args=(args,), name=f"adcompile numba: {self.name}",
                          daemon=True).start()
 
@@ -148,6 +164,7 @@ class TieredFunction:
             self.dispatcher = load(self.source, self.name, NUMBA, self.options)
             compile_for(self.dispatcher, args)
             self.machine_code = self.dispatcher
+            _machine_code_loaded.set()
         except OSError as error:  # the machine, not the code (a full disk): the Python tier goes on
             warn_unwritable(cache_dir(), error)
         except BaseException as error:  # noqa: B036  (whatever stopped numba reaches the next call)
@@ -156,6 +173,13 @@ class TieredFunction:
         finally:
             self.first_arguments = None  # (before done: see unfinished_compile)
             self.done.set()
+
+    @property
+    def stats(self):
+        """numba's statistics of the machine code (its disk cache's hits and misses per
+        signature), once the background compile or load has ended."""
+        self.tier(wait=True)
+        return None if self.dispatcher is None else self.dispatcher.stats  # (None before the first call)
 
     def unfinished_compile(self):
         """``(source, name, numba options, numba types of the arguments)`` of the background

@@ -6,6 +6,7 @@ function (``tiered=True``). Nothing here depends on timing: where a test needs n
 still compiling, it holds the background compile at a gate (``compile_for`` patched) until it
 lets it go, and it waits for the switch with ``tier(wait=True)``.
 """
+import json
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 
 import adcompile
 from adcompile.api import specialised
-from adcompile.backend import loader, tiers
+from adcompile.backend import tiers
 from adcompile.errors import GeneratedCodeError
 
 
@@ -43,7 +44,7 @@ def fresh_tiers(monkeypatch):
     """No tiered function shared with another test, and numba's disk cache taken as empty
     (a function in it is loaded without tiers)."""
     monkeypatch.setattr(tiers, "_tiered", {})
-    monkeypatch.setattr(specialised, "in_disk_cache", lambda source, name: False)
+    monkeypatch.setattr(specialised, "loads_quickly", lambda source, name: False)
 
 
 @pytest.fixture
@@ -188,3 +189,49 @@ def test_the_backward_half_of_a_vjp_with_loops_waits_for_numba(gate, monkeypatch
     expected[0] += ct
     np.testing.assert_allclose(pullback(ct)[0], expected, rtol=1e-12)
     assert tiered_names == ["rows_tanh_vjp_forward"]
+
+
+WARM_SCRIPT = """
+import json
+import numpy as np
+import adcompile
+
+def f(x):
+    return np.sum(np.sin(x) * x)
+
+def h(x):
+    return np.sum(np.cos(x) * x)
+
+g, k = adcompile.grad(adcompile.compile(f)), adcompile.grad(adcompile.compile(h))
+x = np.linspace(0.0, 1.0, 7)
+first = g(x)
+tiers = {"g first": g.tier()}
+tiers["g next"] = g.tier(wait=True)
+second = k(x)
+tiers["k first"] = k.tier()
+print(json.dumps(tiers))
+print(json.dumps([first.tolist(), second.tolist()]))
+"""
+
+
+def test_a_warm_cache_answers_first_as_python_until_numba_has_started(tmp_path):
+    """The first machine code a process loads waits for numba's start (its import and typing
+    registries: most of a second), so it loads behind the Python tier as a compile does; once
+    numba has started, code in the disk cache is loaded at its first call (milliseconds)."""
+    script = tmp_path / "warm.py"
+    script.write_text(WARM_SCRIPT)
+    env = dict(os.environ, ADCOMPILE_CACHE_DIR=str(tmp_path / "cache"), ADCOMPILE_FINISH_COMPILES="0")
+
+    def run(tiered):
+        done = subprocess.run([sys.executable, str(script)], env={**env, "ADCOMPILE_TIERED": tiered},
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return [json.loads(line) for line in done.stdout.splitlines()[-2:]]
+
+    cold_tiers, cold = run("0")  # untiered: both compiled into the cache at their first calls
+    assert set(cold_tiers.values()) == {"numba"}
+    warm_tiers, warm = run("1")
+    assert warm_tiers == {"g first": "python", "g next": "numba", "k first": "numba"}
+    np.testing.assert_allclose(warm, cold, rtol=1e-13)
+    x = np.linspace(0.0, 1.0, 7)
+    np.testing.assert_allclose(cold[0], np.sin(x) + x * np.cos(x), rtol=1e-13)

@@ -37,7 +37,7 @@ def make(backend):
 def gated_tiers(monkeypatch):
     monkeypatch.setenv("ADCOMPILE_TIERED", "1")
     monkeypatch.setattr(tiers, "_tiered", {})
-    monkeypatch.setattr(specialised, "in_disk_cache", lambda source, name: False)
+    monkeypatch.setattr(specialised, "loads_quickly", lambda source, name: False)
     gate = threading.Event()
     original = tiers.compile_for
 
