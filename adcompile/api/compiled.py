@@ -136,7 +136,9 @@ def compile(fn=None, *, backend="numba", tiered=None, fuse=None, parallel=False,
     or ``ADCOMPILE_FUSE=0``, keeps one numpy call per statement); ``parallel=True`` runs
     fused loops without a loop-carried dependence with ``numba.prange``. numba checks every
     index of the user's code, as numpy does (an out-of-range ``x[i]`` raises ``IndexError``
-    naming the line); ``boundscheck=False`` drops the checks, for speed, where the indices
+    naming the line); code that indexes no array by integers (array code, whose only
+    element indices are the fused loops' own) compiles without checks, its generated file
+    saying so; ``boundscheck=False`` drops the checks everywhere, for speed, where the indices
     are known to be in range (an index out of range then reads or writes whatever memory is
     there). Functions derived from ``fn`` (``grad``, ``hessian`` ...) inherit these options.
     ``static_argnums`` / ``static_argnames`` (ints / names, as in ``jax.jit``) name arguments

@@ -32,8 +32,8 @@ LOWERED = "lowered"
 def differentiated_source(target, sig):
     """The Python generated from ``target``'s IR for ``sig`` without the lowering: the readable
     code, which ``backend="python"`` runs (and a tiered numba function while numba compiles)."""
-    fn_ir, source, _ = target.specialization(sig)
-    return source if target.lowered_ir(sig) is fn_ir else generate(fn_ir, origin=target.code_origin())
+    fn_ir = target.specialization(sig)[0]
+    return generate(fn_ir, origin=target.origin())
 
 
 def ir_stage_texts(target, sig):

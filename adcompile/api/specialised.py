@@ -22,6 +22,7 @@ from ..errors import AdCompileError, CallError
 from ..frontend.values import regroup_results
 from ..ir.nodes import For, While, walk
 from ..ir.types import describe_value, type_of_value
+from ..lowering.bounds_checks import needs_bounds_checks
 from ..lowering.deferred_fallbacks import argument_effects
 from ..lowering.pipeline import lower_for_backend
 from ..modules.dispatch import module_compiler
@@ -112,11 +113,20 @@ class Specialised:
         computes first (``run_errors.py`` re-runs it to tell a shape error); else None."""
         return None
 
-    def code_origin(self):
-        """What the generated file's header says it comes from: ``origin()``, and whether
-        numba compiles it without bounds checks (so that such code has a file of its own)."""
-        unchecked = self.backend == NUMBA and not self.boundscheck
-        return f"{self.origin()}, compiled without bounds checks (boundscheck=False)" if unchecked else self.origin()
+    def checks_indices(self, fn_ir):
+        """Whether numba checks the indices of ``fn_ir``'s code: unless ``boundscheck=False``,
+        wherever ``fn_ir`` indexes an array by integers (``lowering/bounds_checks.py``: the
+        lowering's own indices are in range by construction)."""
+        return self.backend != NUMBA or (self.boundscheck and needs_bounds_checks(fn_ir))
+
+    def code_origin(self, fn_ir):
+        """What the generated file's header says ``fn_ir``'s code comes from: ``origin()``, and
+        whether numba compiles it without bounds checks, and why (so that such code has a file
+        of its own)."""
+        if self.checks_indices(fn_ir):
+            return self.origin()
+        why = "boundscheck=False" if not self.boundscheck else "every index in range by construction"
+        return f"{self.origin()}, compiled without bounds checks ({why})"
 
     def plan(self, sig):
         """(compiled callable, hidden arguments, result finisher) for a signature, cached so
@@ -155,9 +165,9 @@ class Specialised:
                 if spec is None:
                     fn_ir = self.ir(sig)
                     code_ir, options = lower_for_backend(fn_ir, self.backend, self.fuse, self.parallel)
-                    if self.backend == NUMBA and not self.boundscheck:
+                    if not self.checks_indices(fn_ir):
                         options = {**options, "boundscheck": False}
-                    source = generate(code_ir, origin=self.code_origin())
+                    source = generate(code_ir, origin=self.code_origin(fn_ir))
                     if self.backend == NUMBA:  # LLVM's time grows faster than a function's length
                         source = split_long_function(source, code_ir.name)
                     spec = (fn_ir, source, self.load_code(fn_ir, code_ir, source, options))
@@ -191,7 +201,7 @@ class Specialised:
 
     def unfused_source(self, fn_ir):
         """The source of ``fn_ir`` without the lowering: the code ``fuse=False`` runs."""
-        return generate(lower_for_backend(fn_ir, self.backend, fuse=False)[0], origin=self.code_origin())
+        return generate(lower_for_backend(fn_ir, self.backend, fuse=False)[0], origin=self.code_origin(fn_ir))
 
     def _load_code(self, fn_ir, code_ir, source, options):
         if self.backend == NUMBA and enabled(self.tiered) and not loads_quickly(source, fn_ir.name):
