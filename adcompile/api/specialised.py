@@ -258,6 +258,15 @@ class Specialised:
             plan = self.plan(sig)
             self._fast_signatures[key] = sig
             self._fast_plans[key] = plan
+        return self.run_plan(plan, args, extra)
+
+    def known_plan(self, args):
+        """The plan ``run`` used for arguments of the signature of ``args`` (plain arrays and
+        numbers), if a call has made it; else None."""
+        return self._fast_plans.get(tuple(map(_fast_key, args)))
+
+    def run_plan(self, plan, args, extra=()):
+        """The finished result of ``plan`` (made for the signature of ``args``) run on ``args``."""
         compiled, hidden, finish = plan
         try:
             result = compiled(*args, *hidden, *extra)

@@ -83,25 +83,31 @@ def hvp(f, primals, tangents):
     # the tangents of the gradient, without the gradient itself
     product = derived_function(derived_function(call.function, "grad", wrt), "jvp", wrt, tangents_only=True)
     result = product.call_with_extra(call.args, extra)
-    if positions is None:
-        compiled.__dict__.setdefault("_hvp_products", {})[wrt] = product
+    if positions is None and wrt == (0,) and len(primals) == 1:  # the product and plan of the quick path
+        plan = product.known_plan(call.args)
+        if plan is not None:
+            compiled.__dict__["_hvp_quick"] = (product, plan, _quick_key(primals[0]))
     return tangents_by_argument(primals, tangents, positions, result if isinstance(result, tuple) else (result,))
+
+
+def _quick_key(x):
+    return (x.dtype, x.ndim) if type(x) is np.ndarray else None
 
 
 def _quick_hvp(compiled, primals, tangents):
     """``hvp`` of the call an optimiser makes in a loop -- one array argument and its tangent,
-    of its shape and dtype, with its product computed before -- in fewer steps (each step of
-    the general path costs a fraction of a microsecond, the product itself a few); None
-    for any other call."""
-    if not (type(primals) is tuple and type(tangents) is tuple and len(primals) == 1 and len(tangents) == 1
-            and len(compiled.param_names) == 1):
+    of its shape and dtype, and of the dtype and rank of the last call through the general
+    path -- in fewer steps (each step of the general path costs a fraction of a microsecond,
+    the product itself a few); None for any other call."""
+    quick = compiled.__dict__.get("_hvp_quick")
+    if quick is None or type(primals) is not tuple or type(tangents) is not tuple or len(primals) != 1 \
+            or len(tangents) != 1:
         return None
     x, t = primals[0], tangents[0]
-    product = getattr(compiled, "_hvp_products", {}).get((0,))
-    if (product is None or type(x) is not np.ndarray or type(t) is not np.ndarray or t.shape != x.shape
-            or t.dtype is not x.dtype or x.dtype.kind != "f"):
+    product, plan, key = quick
+    if type(t) is not np.ndarray or _quick_key(x) != key or t.shape != x.shape or t.dtype is not x.dtype:
         return None
-    return product.run(primals, tangents)[0]
+    return product.run_plan(plan, primals, tangents)[0]
 
 
 def hessian(f, wrt=DEFAULT_WRT, *, argnums=None, has_aux=False):

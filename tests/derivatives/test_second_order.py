@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import adcompile
+from adcompile.derivatives import forward
 from oracles import (assert_symmetric, directional_difference, gradient_by_differences, hessian_by_differences,
                      hessian_by_second_differences)
 
@@ -265,3 +266,33 @@ def test_gradient_where_a_repeat_is_written_through_a_view(backend):
     direction = np.random.default_rng(6).standard_normal(4)
     np.testing.assert_allclose(adcompile.hvp(f, (A,), (direction,)),
                                directional_difference(adcompile.grad(f), (A,), {0: direction}), rtol=1e-6, atol=1e-6)
+
+
+def test_repeated_hvp_calls_take_the_quick_path_only_when_they_match(monkeypatch):
+    """An optimiser's loop of ``hvp`` calls reuses the product and plan of the first call; a
+    call of another dtype, rank or tangent shape goes the general way, with the right result."""
+    def f(x):
+        return np.sum(np.log(1.0 + np.exp(x))) + 0.5 * x @ x
+
+    def expected(x, v):
+        s = 1.0 / (1.0 + np.exp(-x))
+        return (s * (1.0 - s) + 1.0) * v
+
+    g = adcompile.compile(f)
+    rng = np.random.default_rng(3)
+    x, v = rng.standard_normal(6), rng.standard_normal(6)
+    np.testing.assert_allclose(adcompile.hvp(g, (x,), (v,)), expected(x, v), rtol=1e-12)
+    quick = g.__dict__["_hvp_quick"]
+    general = []
+    original_bind = forward._bind_primals
+    monkeypatch.setattr(forward, "_bind_primals",
+                        lambda *a: general.append(1) or original_bind(*a))
+    for _ in range(3):
+        x, v = rng.standard_normal(6), rng.standard_normal(6)
+        np.testing.assert_allclose(adcompile.hvp(g, (x,), (v,)), expected(x, v), rtol=1e-12)
+    assert general == [] and g.__dict__["_hvp_quick"] is quick
+    x32, v32 = x.astype(np.float32), v.astype(np.float32)
+    np.testing.assert_allclose(adcompile.hvp(g, (x32,), (v32,)), expected(x, v), rtol=1e-4)
+    with pytest.raises(adcompile.AdCompileError):
+        adcompile.hvp(g, (x,), (v[:3],))
+    assert len(general) == 2
