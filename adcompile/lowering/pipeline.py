@@ -13,8 +13,11 @@ turns both off. Before that, a function that writes
 into no argument leaves the unfused statements behind its loops' run-time checks out of its
 code (``deferred_fallbacks.py``): where a check fails, the call reruns with the unfused code, and
 ``lowered.defers_unfused_code`` says so, and buffers only the unfused code read are dropped
-(``unread_buffers.py``). Last, arrays carried around a loop that may change
-layout enter it as ``rt.any_layout(v)``, so that numba gives them one type (``loop_layouts.py``).
+(``unread_buffers.py``). Then repeated updates of one array element in a loop body (reverse
+mode's ``bx[i] += a; ...; bx[i] += b``) read it once into a scalar and write it once
+(``repeated_increments.py``; ``ADCOMPILE_MERGE_INCREMENTS=0`` turns it off). Last, arrays
+carried around a loop that may change layout enter it as ``rt.any_layout(v)``, so that numba
+gives them one type (``loop_layouts.py``).
 """
 import os
 
@@ -25,6 +28,7 @@ from .deferred_fallbacks import defer_unfused_fallbacks
 from .fusion import fuse_loops
 from .iteration_buffers import reuse_across_iterations, would_reuse
 from .loop_layouts import with_stable_loop_layouts
+from .repeated_increments import find_runs, merge_repeated_increments, merging_enabled
 from .slice_writes import write_slices_as_loops
 from .unread_buffers import drop_unread_buffers
 
@@ -65,4 +69,7 @@ def _fused_for_backend(fn, backend, fuse, parallel):
         if would_reuse(code):
             code = code if loops else copy_function(fn)
             reuse_across_iterations(code)
+    if merging_enabled() and (code is not fn or find_runs(fn)):
+        code = code if code is not fn else copy_function(fn)  # the user's loops only: fn is not the lowering's
+        merge_repeated_increments(code)
     return code, {"parallel": True} if parallel and loops and backend == "numba" else {}

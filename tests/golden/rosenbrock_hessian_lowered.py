@@ -26,9 +26,9 @@ def rosenbrock_hessian(x):
             dt_3 = dt + rt.mul_nz(dt_1, _t_10_scale[i])
             # grad of: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
             dt_17 = rt.mul_nz(dt_1, 2.0)
-            dbx[i, j] += dt_17
+            dbx_i_j = dbx[i, j] + dt_17
             dbt_3 = rt.mul_nz(dt_3, 200.0)
             dbt_1 = rt.mul_nz(dt_1, _t_23_scale[i]) + rt.mul_nz(dt_3, _t_24_scale[i])
-            dbx[i, j] += dbt_1
+            dbx[i, j] = dbx_i_j + dbt_1
             dbx[i + 1, j] += dbt_3
     return dbx
