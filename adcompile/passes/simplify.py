@@ -8,8 +8,11 @@ Rewrites, on every Assign:
     0 - x             -> -x
     -(-x)             -> x
     x * 0, 0 * x      -> 0 (a scalar) or zeros_like(x) (an array)
-    (x * c1) * c2     -> x * (c1 * c2) for constants, c2 a power of two (exact: doubling commutes
-                         with rounding), so ``dx * 0.5`` added to itself (``* 2.0``) is ``dx * 1.0``
+    (x * c1) * c2     -> x * (c1 * c2) for constants, c1 or c2 a power of two (exact: scaling by
+                         a power of two commutes with rounding, and c1 * c2 is exact; away
+                         from overflow and the subnormal range), so
+                         ``dx * 0.5`` added to itself (``* 2.0``) is ``dx * 1.0``, and reverse
+                         mode's ``2.0 * t * 100.0`` one product ``200.0 * t``
 
 ``x * 0 -> 0`` is not NaN-preserving: it gives 0 where x is inf or nan, as symbolic
 differentiation usually does (a zero cotangent times anything contributes nothing).
@@ -64,9 +67,10 @@ def _rewrite(stmt, definitions, stable):
     if prim == "mul":
         for inner_arg, scale in ((args[0], args[1]), (args[1], args[0])):
             inner = definitions.get(inner_arg) if isinstance(inner_arg, Var) else None
-            if inner is not None and inner.prim == "mul" and _power_of_two(scale) and out_type.is_float:
+            if inner is not None and inner.prim == "mul" and _number(scale) and out_type.is_float:
                 for x, c in ((inner.args[0], inner.args[1]), (inner.args[1], inner.args[0])):
-                    if _number(c) and isinstance(x, Var) and x.type == out_type and stable(x):
+                    if _number(c) and (_power_of_two(c) or _power_of_two(scale)) and isinstance(x, Var) \
+                            and x.type == out_type and stable(x):
                         return "mul", [x, const(float(c.value) * scale.value)]
     if prim == "div" and _is(args[1], 1) and same_type(args[0]):
         return "alias", [args[0]]

@@ -21,11 +21,11 @@ def rosenbrock_hessian(x):
     # grad of: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
     dt_17 = rt.mul_nz(dt_1, 2.0)
     dbx[:-1] += dt_17
-    bt_3 = 2.0 * (x_1[1:] - _t_1_1 * _t_1_1) * 100.0
-    dbt_3 = rt.mul_nz(dt_3, 200.0)
-    _t_23_scale = 2.0 * -bt_3
-    _t_24_scale = -200.0 * (2.0 * _t_1_1)
-    dbt_1 = rt.mul_nz(dt_1, _t_23_scale[:, None]) + rt.mul_nz(dt_3, _t_24_scale[:, None])
+    bt_3 = (x_1[1:] - _t_1_1 * _t_1_1) * 200.0
+    dbt_3 = dt_3 * 200.0
+    _t_20_scale = 2.0 * -bt_3
+    _t_21_scale = _t_1_1 * -400.0
+    dbt_1 = rt.mul_nz(dt_1, _t_20_scale[:, None]) + rt.mul_nz(dt_3, _t_21_scale[:, None])
     dbx[:-1] += dbt_1
     dbx[1:] += dbt_3
     return dbx

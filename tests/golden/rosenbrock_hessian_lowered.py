@@ -15,9 +15,9 @@ def rosenbrock_hessian(x):
     _t_10_scale = -(_t_1_1 + _t_1_1)
     # backward
     dbx = np.zeros((_t, batch_size), dtype=np.float64)
-    bt_3 = 2.0 * (x_1[1:] - _t_1_1 * _t_1_1) * 100.0
-    _t_23_scale = 2.0 * -bt_3
-    _t_24_scale = -200.0 * (2.0 * _t_1_1)
+    bt_3 = (x_1[1:] - _t_1_1 * _t_1_1) * 200.0
+    _t_20_scale = 2.0 * -bt_3
+    _t_21_scale = _t_1_1 * -400.0
     _n_2 = x.shape[0]
     for i in range(x.shape[0] - 1):
         for j in range(_n_2):
@@ -27,8 +27,8 @@ def rosenbrock_hessian(x):
             # grad of: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
             dt_17 = rt.mul_nz(dt_1, 2.0)
             dbx_i_j = dbx[i, j] + dt_17
-            dbt_3 = rt.mul_nz(dt_3, 200.0)
-            dbt_1 = rt.mul_nz(dt_1, _t_23_scale[i]) + rt.mul_nz(dt_3, _t_24_scale[i])
+            dbt_3 = dt_3 * 200.0
+            dbt_1 = rt.mul_nz(dt_1, _t_20_scale[i]) + rt.mul_nz(dt_3, _t_21_scale[i])
             dbx[i, j] = dbx_i_j + dbt_1
             dbx[i + 1, j] += dbt_3
     return dbx

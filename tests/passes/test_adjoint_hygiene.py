@@ -297,6 +297,32 @@ def test_a_scaling_by_a_power_of_two_folds_into_the_scaling_before_it():
     assert np.array_equal((values * 0.3) * 4.0, values * (0.3 * 4.0))
 
 
+
+def test_a_scaling_of_a_scaling_by_a_power_of_two_folds_too():
+    """``(x * 2.0) * 100.0`` (reverse mode's ``2.0 * t * 100.0``) is ``x * 200.0`` bit for bit:
+    the inner product only moves the exponent, so both round the same real product once (away
+    from overflow and from the subnormal range, where the inner product would round too)."""
+    from adcompile.passes.simplify import simplify
+    vector = Type("f8", 1)
+    x = Var("x", vector)
+    doubled, scaled = Var("_t", vector, is_temp=True), Var("_t_1", vector, is_temp=True)
+    body = [Assign(doubled, "mul", [const(2.0), x]), Assign(scaled, "mul", [doubled, const(100.0)])]
+    simplify(Function("f", [x], body, [scaled], True, None))
+    assert (body[1].args[0], body[1].args[1].value) == (x, 200.0)
+    rng = np.random.default_rng(5)
+    values = rng.standard_normal(10_000) * 10.0 ** rng.integers(-280, 280, 10_000)
+    for power in (2.0, 0.5, -4.0, 0.125):
+        for c in rng.standard_normal(20) * 10.0 ** rng.integers(-5, 5, 20):
+            assert np.array_equal((values * power) * c, values * (power * c))
+            assert np.array_equal((values * c) * power, values * (c * power))
+
+
+def test_the_rosenbrock_gradient_scales_once_per_product():
+    source = grad_source(rosenbrock, X)
+    assert "* 200.0" in source and "* 100.0" not in source
+    np.testing.assert_allclose(adcompile.grad(adcompile.compile(rosenbrock))(X), rosenbrock_gradient(X), rtol=1e-13)
+
+
 def reversed_difference_cancelling(y):
     """Random program 48003101: -y[::-1] written so that both ``y`` terms cancel; the adjoint
     of the first ``y`` took ``-g``'s buffer (``by = unbroadcast(-g, y)``) and was updated in
