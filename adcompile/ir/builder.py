@@ -3,7 +3,7 @@
 The frontend, the derivative rules and the transforms all construct IR through a Builder,
 so every value gets its type from the primitive table in one place.
 """
-from .nodes import Assign, Const, Var, const
+from .nodes import Assign, Const, Var, const, walk
 from .primitives import Kind, has_kind, result_type
 from .types import promote_dtypes, to_float
 
@@ -39,6 +39,15 @@ class Namer:
         name = f"{base}_{i}"
         self.taken.add(name)
         return name
+
+
+def namer_for(fn):
+    """A ``Namer`` handing out no name ``fn`` already uses: its parameters' and every name its
+    statements assign (a pass adding statements to a finished function names them with it)."""
+    namer = Namer()
+    for var in list(fn.params) + [w for stmt in walk(fn.body) for w in stmt.writes()]:
+        namer.reserve(var.name)
+    return namer
 
 
 class Builder:

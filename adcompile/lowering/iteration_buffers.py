@@ -67,7 +67,7 @@ condition: the next iteration zeroes the array anyway, and a fused loop's buffer
 every point by its loop before anything reads it (``loops.py`` allocates one only for that; the
 contents of a user's own ``np.empty`` are unspecified until written).
 """
-from ..ir.builder import Namer
+from ..ir.builder import namer_for
 from ..ir.indexing import FULL_SLICE
 from ..ir.memory import memory_roots
 from ..ir.nodes import AccumItem, Assign, For, If, SetItem, Var, While, const, walk
@@ -85,9 +85,7 @@ def reuse_across_iterations(fn):
     previous iteration's array is dead (see the module docstring) to reuse it; the number
     rewritten."""
     candidates = _reusable(fn)
-    namer = Namer()
-    for name in [p.name for p in fn.params] + [w.name for s in walk(fn.body) for w in s.writes()]:
-        namer.reserve(name)
+    namer = namer_for(fn)
     for candidate in candidates:
         candidate.rewrite(namer)
     return len(candidates)

@@ -46,7 +46,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..ir.builder import Namer
+from ..ir.builder import namer_for
 from ..ir.indexing import index_params, items_with_atoms
 from ..ir.memory import memory_roots
 from ..ir.nodes import AccumItem, Assign, Const, CustomCall, For, If, Pop, SetItem, Var, While, vars_read, walk
@@ -66,9 +66,7 @@ def merge_repeated_increments(fn):
     of runs rewritten."""
     runs = find_runs(fn)
     if runs:
-        namer = Namer()
-        for var in _variables(fn):
-            namer.reserve(var.name)
+        namer = namer_for(fn)
         for block, block_runs in runs:
             _rewrite(block, block_runs, namer)
     return sum(len(block_runs) for _, block_runs in runs)
@@ -313,10 +311,3 @@ def _scalar_name(array, items):
         return "_".join([array.name] + [atom.name for atom in atoms])
     return f"{array.name}_element"
 
-
-def _variables(fn):
-    yield from fn.params
-    for stmt in walk(fn.body):
-        for atom in list(stmt.reads()) + list(stmt.writes()):
-            if isinstance(atom, Var):
-                yield atom
