@@ -17,7 +17,8 @@ code (``deferred_fallbacks.py``): where a check fails, the call reruns with the 
 mode's ``bx[i] += a; ...; bx[i] += b``) read it once into a scalar and write it once
 (``repeated_increments.py``; ``ADCOMPILE_MERGE_INCREMENTS=0`` turns it off). Last, arrays
 carried around a loop that may change layout enter it as ``rt.any_layout(v)``, so that numba
-gives them one type (``loop_layouts.py``).
+gives them one type (``loop_layouts.py``), and exponentials in loops that vectorise call the
+exp LLVM can vectorise (``vectorised_exp.py``).
 """
 import os
 
@@ -31,6 +32,7 @@ from .loop_layouts import with_stable_loop_layouts
 from .repeated_increments import find_runs, merge_repeated_increments, merging_enabled
 from .slice_writes import write_slices_as_loops
 from .unread_buffers import drop_unread_buffers
+from .vectorised_exp import use_vectorised_exponentials
 
 
 def fusion_enabled(fuse):
@@ -46,6 +48,7 @@ def lower_for_backend(fn, backend, fuse=None, parallel=False):
     code, options = _fused_for_backend(fn, backend, fuse, parallel)
     if backend == "numba":
         code = with_stable_loop_layouts(code, in_place=code is not fn)  # a lowered copy is the lowering's own
+        code = use_vectorised_exponentials(code)
     return code, options
 
 

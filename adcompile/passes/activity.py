@@ -25,7 +25,8 @@ def _flows(block, non_differentiable):
     for stmt in walk(block):
         if isinstance(stmt, Assign):
             if stmt.target.type.is_float and _differentiable(stmt, non_differentiable):
-                pairs += [(a, stmt.target) for a in primitive(stmt.prim).value_args(stmt.args) if isinstance(a, Var) and a.type.is_float]
+                pairs += [(a, stmt.target) for a in primitive(stmt.prim).differentiated_args(stmt.args)
+                          if isinstance(a, Var) and a.type.is_float]
         elif isinstance(stmt, SetItem):  # includes AccumItem
             if isinstance(stmt.value, Var) and stmt.value.type.is_float:
                 pairs.append((stmt.value, stmt.array))

@@ -8,6 +8,7 @@ Rewrites, on every Assign:
     0 - x             -> -x
     -(-x)             -> x
     x * 0, 0 * x      -> 0 (a scalar) or zeros_like(x) (an array)
+    mul_nz(0, x), div_nz(0, x) -> the same, exactly (zero-safe products are 0 for a zero g)
     (x * c1) * c2     -> x * (c1 * c2) for constants, c1 or c2 a power of two (exact: scaling by
                          a power of two commutes with rounding, and c1 * c2 is exact; away
                          from overflow and the subnormal range), so
@@ -23,7 +24,6 @@ array ``x * 1`` that may not share ``x``'s memory (one of them is written in pla
 import math
 
 from ..ir.builder import const
-from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, Const, Var, walk
 from ..ir.primitives import primitive
 from .uses import Uses, substitute_everywhere
@@ -39,6 +39,15 @@ def _is(atom, value):
 
 def _power_of_two(atom):
     return _number(atom) and atom.value != 0 and math.frexp(atom.value)[0] in (0.5, -0.5)
+
+
+def _zero_like(other, out_type):
+    """(prim, args) of a zero of ``out_type``, the shape of ``other``'s (None if it may not be)."""
+    if out_type.ndim == 0:
+        return "alias", [const(0.0)]
+    if isinstance(other, Var) and other.type.ndim == out_type.ndim:
+        return "zeros_like", [other]
+    return None
 
 
 def _rewrite(stmt, definitions, stable):
@@ -60,10 +69,9 @@ def _rewrite(stmt, definitions, stable):
             if _is(other, 1) and same_type(keep):
                 return "alias", [keep]
             if _is(other, 0) and out_type.is_float:
-                if out_type.ndim == 0:
-                    return "alias", [const(0.0)]
-                if isinstance(keep, Var) and keep.type.ndim == out_type.ndim:
-                    return "zeros_like", [keep]
+                return _zero_like(keep, out_type)
+    if prim in ("mul_nz", "div_nz") and _is(args[0], 0) and out_type.is_float:
+        return _zero_like(args[1], out_type)
     if prim == "mul":
         for inner_arg, scale in ((args[0], args[1]), (args[1], args[0])):
             inner = definitions.get(inner_arg) if isinstance(inner_arg, Var) else None
@@ -115,18 +123,9 @@ def _would_share_mutated_memory(stmt, rewritten, uses):
 
 def simplify(fn):
     """Simplify ``fn`` in place; returns True if anything changed."""
-    uses = Uses(fn)
+    uses = Uses(fn, with_memory=True)
     definitions = {s.target: s for s in walk(fn.body) if isinstance(s, Assign) and uses.single_def(s.target)}
-
-    roots = memory_roots(fn.body, fn.params)
-    written_memory = sharing(uses.mutated, roots)
-
-    def unwritten(var):  # neither it nor memory it shares (a view's base) is written in place
-        return not sharing({var}, roots) & written_memory
-
-    def stable(atom):  # assigned at most once and never written in place
-        return not isinstance(atom, Var) or (
-            uses.defs.get(atom, 0) + (atom in uses.params) <= 1 and unwritten(atom))
+    unwritten, stable = uses.unwritten, uses.stable
     changed = False
     for stmt in walk(fn.body):
         if isinstance(stmt, Assign) and not stmt.inplace:

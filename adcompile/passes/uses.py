@@ -1,10 +1,14 @@
 """Def/use counts of variables, shared by the simplification passes."""
 from ..ir.builder import Namer
+from ..ir.memory import memory_roots, sharing
 from ..ir.nodes import Assign, SetItem, Var, walk
 
 
 class Uses:
-    def __init__(self, fn):
+    """How often each variable of ``fn`` is read and assigned, which are written in place, and
+    (``with_memory=True``) which share memory with an array written in place: ``stable``."""
+
+    def __init__(self, fn, with_memory=False):
         self.reads, self.defs, self.mutated = {}, {}, set()
         for stmt in walk(fn.body):
             for atom in stmt.reads():
@@ -20,9 +24,25 @@ class Uses:
             if isinstance(atom, Var):
                 self.reads[atom] = self.reads.get(atom, 0) + 1
         self.params = set(fn.params)
+        self._memory = None
+        if with_memory:
+            roots = memory_roots(fn.body, fn.params)
+            self._memory = roots, sharing(self.mutated, roots)
 
     def single_def(self, var):
         return self.defs.get(var, 0) == 1 and var not in self.params and var not in self.mutated
+
+    def unwritten(self, var):
+        """Whether neither ``var`` nor memory it shares (a view's base) is written in place
+        (as ``fn`` was when these counts were taken)."""
+        roots, written = self._memory
+        return not sharing({var}, roots) & written
+
+    def stable(self, atom):
+        """Whether ``atom`` is a constant, or a variable assigned by at most one statement (a
+        parameter counts as one) and never written in place, nor memory it shares."""
+        return not isinstance(atom, Var) or (
+            self.defs.get(atom, 0) + (atom in self.params) <= 1 and self.unwritten(atom))
 
 
 def substitute_everywhere(fn, mapping):

@@ -23,16 +23,17 @@ General conventions
   truncated to ints).
 """
 
-from .kernels import bookkeeping, broadcasting, gathers, linalg, reductions, scans, special_functions
+from .kernels import bookkeeping, broadcasting, elementary, gathers, linalg, reductions, scans, special_functions
 from .kernels.bookkeeping import *  # noqa: F401,F403  (each family's __all__: the rt.<name> it defines)
 from .kernels.broadcasting import *  # noqa: F401,F403
+from .kernels.elementary import *  # noqa: F401,F403
 from .kernels.gathers import *  # noqa: F401,F403
 from .kernels.linalg import *  # noqa: F401,F403
 from .kernels.reductions import *  # noqa: F401,F403
 from .kernels.scans import *  # noqa: F401,F403
 from .kernels.special_functions import *  # noqa: F401,F403
 
-FAMILIES = (bookkeeping, broadcasting, gathers, linalg, reductions, scans, special_functions)
+FAMILIES = (bookkeeping, broadcasting, elementary, gathers, linalg, reductions, scans, special_functions)
 __all__ = [name for family in FAMILIES for name in family.__all__]
 
 # built from numba ufuncs on first use (runtime/nonfinite.py); run as Python: zero_safe_numpy.py

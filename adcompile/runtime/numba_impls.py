@@ -7,5 +7,5 @@ nopython implementation of each of the family's functions. Import this module on
 compiling generated code with ``numba.njit``: then the very same generated source compiles in
 nopython mode. It imports numba (the backend imports it lazily, at the first compile).
 """
-from .kernels import bookkeeping_numba, broadcasting_numba, gathers_numba, linalg_numba  # noqa: F401
+from .kernels import bookkeeping_numba, broadcasting_numba, elementary_numba, gathers_numba, linalg_numba  # noqa: F401
 from .kernels import reductions_numba, scans_numba, special_functions_numba  # noqa: F401

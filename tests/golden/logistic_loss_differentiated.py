@@ -8,16 +8,16 @@ from adcompile.runtime import helpers as rt
 def logistic_loss_grad(w, X, y):
     # forward
     _t = rt.matmul(X, w)
-    _t_2 = np.exp(-_t)
-    _t_3 = 1.0 + _t_2
-    p = 1.0 / _t_3
+    _t_1 = -_t
+    _t_2 = np.exp(_t_1)
+    p = 1.0 / (1.0 + _t_2)
     _t_5 = np.log(p)
     _t_6 = y * _t_5
     # backward
     # grad of: return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
     _t_16 = rt.broadcast_to_shape(-1.0 / float(_t_6.size), _t_6)
-    bp = -rt.div_nz(rt.unbroadcast(_t_16 * (1 - y), _t), 1 - p)
-    bp += rt.div_nz(rt.unbroadcast(_t_16 * y, _t_5), p)
+    bt_1 = rt.unbroadcast(_t_16 * (1 - y), _t) * p
+    bt_1 += -rt.mul_nz(rt.unbroadcast(_t_16 * y, _t_5), _t_2 * p)
     # grad of: p = 1.0 / (1.0 + np.exp(-(X @ w)))
-    bw = rt.matmul(X.T, rt.mul_nz(rt.div_nz(bp, _t_3), p) * _t_2)
+    bw = rt.matmul(X.T, -bt_1)
     return bw,

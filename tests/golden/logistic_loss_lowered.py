@@ -14,20 +14,19 @@ def logistic_loss_grad(w, X, y):
         # backward
         # grad of: return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
         _t_15 = -1.0 / float(_n)
-        # _t_30 reuses the memory of _t, which the loop below reads at each point before writing it there
-        _t_30 = _t
-        _t_31 = X.T
+        # _t_29 reuses the memory of _t, which the loop below reads at each point before writing it there
+        _t_29 = _t
+        _t_30 = X.T
         for i in range(_n):
-            _t_2_i = np.exp(-_t[i])
-            _t_3_i = 1.0 + _t_2_i
-            p_i = 1.0 / _t_3_i
-            bp_i = -rt.div_nz(_t_15 * (1 - y[i]), 1 - p_i)
-            bp_i = bp_i + rt.div_nz(_t_15 * y[i], p_i)
+            _t_2_i = rt.exp(-_t[i])
+            p_i = 1.0 / (1.0 + _t_2_i)
+            bt_1_i = _t_15 * (1 - y[i]) * p_i
+            bt_1_i = bt_1_i + -rt.mul_nz(_t_15 * y[i], _t_2_i * p_i)
             # grad of: p = 1.0 / (1.0 + np.exp(-(X @ w)))
-            _t_30[i] = rt.mul_nz(rt.div_nz(bp_i, _t_3_i), p_i) * _t_2_i
+            _t_29[i] = -bt_1_i
     else:
         # shapes the loop does not handle: the call reruns with the unfused code
         raise rt.UnfusedCodeNeeded(
             'the shapes of this call need the unfused code (adcompile runs it instead)')
-    bw = rt.matmul(_t_31, _t_30)
+    bw = rt.matmul(_t_30, _t_29)
     return bw,

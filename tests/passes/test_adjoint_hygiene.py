@@ -317,6 +317,23 @@ def test_a_scaling_of_a_scaling_by_a_power_of_two_folds_too():
             assert np.array_equal((values * c) * power, values * (c * power))
 
 
+def test_a_zero_safe_product_of_a_zero_cotangent_is_zero():
+    """``mul_nz(0, d)`` and ``div_nz(0, d)`` are 0 for every d (inf and nan too): exactly zero,
+    of the shape of ``d`` (a scalar 0.0, or zeros_like of an array)."""
+    from adcompile.passes.simplify import simplify
+    from adcompile.runtime import helpers as rt
+    vector, scalar = Type("f8", 1), Type("f8", 0)
+    d, s = Var("d", vector), Var("s", scalar)
+    targets = [Var(f"_t_{k}", t, is_temp=True) for k, t in enumerate((vector, vector, scalar))]
+    body = [Assign(targets[0], "mul_nz", [const(0.0), d]), Assign(targets[1], "div_nz", [const(0.0), d]),
+            Assign(targets[2], "div_nz", [const(0.0), s])]
+    simplify(Function("f", [d, s], body, targets, True, None))
+    assert [(stmt.prim, stmt.args) for stmt in body[:2]] == [("zeros_like", [d])] * 2
+    assert body[2].prim == "alias" and body[2].args[0].value == 0.0
+    for kernel in (rt.mul_nz, rt.div_nz):
+        assert np.array_equal(kernel(0.0, np.array([np.inf, np.nan, 0.0, -2.0])), np.zeros(4))
+
+
 def test_the_rosenbrock_gradient_scales_once_per_product():
     source = grad_source(rosenbrock, X)
     assert "* 200.0" in source and "* 100.0" not in source

@@ -10,7 +10,8 @@ Everything here is generated from ``adcompile.ir.primitives.PRIMITIVES``:
   differentiates its reverse rule, and forward over forward, which differentiates its
   forward rule);
 * primitives of kind RULE_ONLY (emitted by derivative rules, so no user program calls them)
-  are checked here directly, on a one-statement IR function, by the same four checks: the
+  are checked here directly, on a one-statement IR function (or, for one with arguments it
+  does not differentiate, the chain of statements computing them), by the same four checks: the
   transpose identity and forward mode against central differences, then forward mode over
   each of them against central differences of the first-order result.
 Primitives that are not differentiable are listed by their kind, never by name.
@@ -24,7 +25,7 @@ import pytest
 import adcompile
 from adcompile.codegen.python import generate
 from adcompile.ir.builder import Namer
-from adcompile.ir.nodes import Assign, Function, Var
+from adcompile.ir.nodes import Assign, Function, Var, const
 from adcompile.ir.primitives import PRIMITIVES, Kind, result_type
 from adcompile.ir.types import Type
 from adcompile.transforms.forward import forward
@@ -111,9 +112,31 @@ RULE_ONLY_ARGUMENTS = {
 RULE_ONLY_PARAMETERS = {"cumsum_axis_adjoint": {"axis": 1}}
 
 
+def _logistic_chain(prim, values):
+    """``u -> e = exp(u), p = 1 / (1 + e) [, q = 1 - p] -> prim``: the logarithms of the logistic
+    function are a function of ``u`` only where their other arguments are these values
+    (``transforms/reverse/logistic_logs.py``), so they are checked inside the chain."""
+    u = Var("u", Type("f8", np.ndim(values[0])))
+    e, s, p, q, out = (Var(name, u.type) for name in ("e", "s", "p", "q", "out"))
+    body = [Assign(e, "exp", [u]), Assign(s, "add", [const(1.0), e]), Assign(p, "div", [const(1.0), s])]
+    if prim == "log_of_logistic":
+        body.append(Assign(out, prim, [p, e, u]))
+    else:
+        body += [Assign(q, "sub", [const(1.0), p]), Assign(out, prim, [q, p, u])]
+    return Function("op", [u], body, [out], False)
+
+
+# RULE_ONLY primitives with arguments they do not differentiate (``not_differentiated``): the
+# IR function their checks run on, of the one argument all the others are computed from.
+RULE_ONLY_CHAINS = {"log_of_logistic": _logistic_chain, "log_of_logistic_complement": _logistic_chain}
+RULE_ONLY_ARGUMENTS.update({name: (lambda rng: rng.uniform(-3.0, 3.0, 4),) for name in RULE_ONLY_CHAINS})
+
+
 def test_every_rule_only_primitive_has_arguments_here():
     missing = [name for name in RULE_ONLY if name not in RULE_ONLY_ARGUMENTS]
     assert not missing, f"RULE_ONLY primitives without a row in RULE_ONLY_ARGUMENTS: {missing}"
+    unchained = [name for name in RULE_ONLY if PRIMITIVES[name].not_differentiated and name not in RULE_ONLY_CHAINS]
+    assert not unchained, f"RULE_ONLY primitives with undifferentiated arguments and no chain: {unchained}"
 
 
 def _load(fn):
@@ -137,12 +160,13 @@ class RuleOnlyCase:
         self.args = [make(rng) for make in RULE_ONLY_ARGUMENTS[prim]]
         shape_only = PRIMITIVES[prim].shape_only
         self.wrt = [k for k in range(len(self.args)) if k not in shape_only]
-        self.op = _load(_one_statement(prim, self.args))
-        self.vjp = _load(reverse(_one_statement(prim, self.args), self.wrt, Namer(), mode="vjp"))
-        self.jvp = _load(forward(_one_statement(prim, self.args), self.wrt, Namer()))
-        vjp_ir = reverse(_one_statement(prim, self.args), self.wrt, Namer(), mode="vjp")
+        build = functools.partial(RULE_ONLY_CHAINS.get(prim, _one_statement), prim)
+        self.op = _load(build(self.args))
+        self.vjp = _load(reverse(build(self.args), self.wrt, Namer(), mode="vjp"))
+        self.jvp = _load(forward(build(self.args), self.wrt, Namer()))
+        vjp_ir = reverse(build(self.args), self.wrt, Namer(), mode="vjp")
         self.vjp_jvp = _load(forward(vjp_ir, self.wrt, Namer()))  # forward over reverse
-        jvp_ir = forward(_one_statement(prim, self.args), self.wrt, Namer())
+        jvp_ir = forward(build(self.args), self.wrt, Namer())
         self.jvp_jvp = _load(forward(jvp_ir, self.wrt, Namer()))  # forward over forward
 
     def central(self, fn, directions, step=STEP):

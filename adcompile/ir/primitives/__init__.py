@@ -18,6 +18,7 @@ primitive. ``record.py`` holds the table and the questions the rest of the compi
         logic.py       comparisons, not/and/or
         elementwise.py numpy's unary functions, abs/sign/rounding, maximum, arctan2, hypot, where, clip
         special.py     erf, erfc, erfcx, gammaln, gamma, polygamma (digamma, ...), expit, xlogy
+        logistic.py    log(1 / (1 + exp(u))) and log(1 - that), as reverse mode sees them
     arrays/       making, shaping, indexing and converting arrays
         shaping.py     transpose, reshapes, broadcasting, concatenate/stack, getitem, dim/size
         building.py    broadcast_to a shape, triu/tril, split's section length
@@ -53,6 +54,7 @@ from .aggregates import order_statistics  # noqa: F401
 from .arrays import checks  # noqa: F401
 from .aggregates import scans, signals  # noqa: F401
 from .numeric import special  # noqa: F401
+from .numeric import logistic  # noqa: F401
 from .emission import placeholder_text, template_for
 from .record import (ALL_ARGUMENTS, PRIMITIVES, Accumulator, Kind, Primitive, has_kind, names_of_kind, primitive,
                      result_type)

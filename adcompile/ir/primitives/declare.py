@@ -26,7 +26,7 @@ SHAPE_QUERY, INTEGER_DIVISION, NEW_FROM_SHAPE = Kind.SHAPE_QUERY, Kind.INTEGER_D
 AXIS_LENGTHS, COMMUTATIVE, SCALING, ADDITIVE = Kind.AXIS_LENGTHS, Kind.COMMUTATIVE, Kind.SCALING, Kind.ADDITIVE
 OWNED_RESULT, OWNED_LIKE_FIRST = Kind.OWNED_RESULT, Kind.OWNED_LIKE_FIRST
 C_ORDERED_RESULT, LAYOUT_LIKE_FIRST = Kind.C_ORDERED_RESULT, Kind.LAYOUT_LIKE_FIRST
-ONE_DTYPE_OPERANDS = Kind.ONE_DTYPE_OPERANDS
+ONE_DTYPE_OPERANDS, INLINE_ARITHMETIC = Kind.ONE_DTYPE_OPERANDS, Kind.INLINE_ARITHMETIC
 
 # The kinds of the common families.
 UNARY_FUNCTION = {ELEMENTWISE}
@@ -46,7 +46,8 @@ def _structural_jvp(kinds, linear_in):
 
 
 def define(name, type_rule, template, *, kinds=(), vjp=None, jvp=None, linear_in=(), shape_only=(),
-           shape_of=None, shape=None, batch=None, arity=None, numpy=(), math=(), scipy=(), reduces=(),
+           not_differentiated=(), shape_of=None, shape=None, batch=None, arity=None, numpy=(), math=(), scipy=(),
+           reduces=(),
            fill=None, accumulator=None, fold=None):
     """Declare primitive ``name`` (see ``record.Primitive`` for each field); the forward rule,
     the shape rule and the batch rule default to what the kinds imply."""
@@ -57,6 +58,7 @@ def define(name, type_rule, template, *, kinds=(), vjp=None, jvp=None, linear_in
         raise ValueError(f"primitive {name!r} is declared twice")
     PRIMITIVES[name] = Primitive(
         name, type_rule, template, kinds, vjp=vjp, jvp=jvp, linear_in=linear_in, shape_only=shape_only,
+        not_differentiated=not_differentiated,
         shape_of=shape_of, arity=arity, numpy_names=tuple(numpy), math_names=tuple(math),
         scipy_names=tuple(scipy), reduction_names=tuple(reduces),
         batch=batch or default_batch_rule(name, kinds), shape=shape or derived_shape_rule(kinds, shape_of),

@@ -48,6 +48,7 @@ class Kind(enum.Enum):
     C_ORDERED_RESULT = "numba types its array result 'C'-ordered whatever its operands' layouts"
     LAYOUT_LIKE_FIRST = "a new array of its first argument's layout if 'C' or 'F', else 'C' (numba's empty_like)"
     ONE_DTYPE_OPERANDS = "numba runs it on operands of one float dtype only (LAPACK): the Builder casts them to it"
+    INLINE_ARITHMETIC = "numba compiles it on scalars to arithmetic, no call or branch: a loop of it may vectorise"
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,9 @@ class Primitive:
     jvp: Optional[Callable] = None
     linear_in: object = ()  # argument positions (negative from the end) or ALL_ARGUMENTS
     shape_only: tuple = ()  # argument positions read for their shape or dtype only, not values
+    # argument positions read as values but not differentiated: the result depends on them only
+    # through another argument, whose rule accounts for it (numeric/logistic.py)
+    not_differentiated: tuple = ()
     shape_of: Optional[int] = None  # the argument whose shape an array result always has
     arity: Optional[int] = None  # number of arguments of the numpy/math functions below
     numpy_names: tuple = ()  # np.<name>(...) is exactly this primitive
@@ -111,6 +115,10 @@ class Primitive:
     def value_args(self, args):
         """The arguments whose values (not only shapes) the primitive reads."""
         return [a for k, a in enumerate(args) if k not in self.shape_only]
+
+    def differentiated_args(self, args):
+        """The arguments a derivative flows from into the result."""
+        return [a for k, a in enumerate(args) if k not in self.shape_only and k not in self.not_differentiated]
 
 
 def _apply_jvp(jvp, name, b, tangents, out, args, params):

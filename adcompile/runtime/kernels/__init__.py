@@ -7,6 +7,7 @@
     scans             cumulative sums and sorting permutations along an axis
     bookkeeping       tapes, trip counts, dtype casts of cotangents, run-time checks
     special_functions erf, gamma, polygamma, expit, xlogy, ... (scipy.special)
+    elementary        exp (compiled: an exponential LLVM vectorises)
 
 ``<family>.py`` holds the numpy functions generated code calls as ``rt.<name>`` when run as
 Python (``runtime/helpers.py`` gathers them); ``<family>_numba.py`` registers their numba

@@ -20,10 +20,12 @@ The parts: ``taping.py`` (what the forward sweep saves), ``liveness.py`` (what t
 sweep reads; the fixpoint), ``sweep.py`` (the backward sweep), ``context.py`` (the interface
 a region's own reverse rule gets), ``checkpointing.py`` and ``checkpoint_segments.py`` (a
 ``checkpointed`` loop: its state kept on entry, reversed by the binomial schedule from
-snapshots), ``transform.py`` (the driver).
+snapshots), ``logistic_logs.py`` (logarithms of 1 / (1 + exp(u)) differentiated as one
+function), ``transform.py`` (the driver).
 """
 from ..zero_skips import without_zero_skips
 from .context import ReverseContext
+from .logistic_logs import see_through_logistic_logs
 from .transform import ReverseTransform
 
 __all__ = ["reverse", "ReverseContext", "ReverseTransform"]
@@ -33,7 +35,8 @@ def reverse(fn, wrt, namer, mode="grad"):
     """The IR function computing the gradient (``mode='grad'``: seed 1.0, returns grads;
     ``'value_and_grad'``: returns results then grads; ``'vjp'``: takes one cotangent per result
     after the primal parameters, returns results then grads)."""
-    transform = ReverseTransform(without_zero_skips(fn), wrt, namer, "grad" if mode == "value_and_grad" else mode)
+    primal = see_through_logistic_logs(without_zero_skips(fn))
+    transform = ReverseTransform(primal, wrt, namer, "grad" if mode == "value_and_grad" else mode)
     transform.want_values = mode != "grad"
     result = transform.run()
     if mode == "value_and_grad":

@@ -7,8 +7,8 @@ so that a zero cotangent contributes zero (see reverse_helpers.py).
 import operator
 
 from ...nodes import Const, const
-from ..declare import (ADDITIVE, BROADCASTING_FUNCTION, CHEAP_AND_SAFE, COMMUTATIVE, ELEMENTWISE, INTEGER_DIVISION,
-                      NON_DIFFERENTIABLE, OWNED_RESULT, RECOMPUTABLE, RULE_ONLY, SCALING, define)
+from ..declare import (ADDITIVE, BROADCASTING_FUNCTION, CHEAP_AND_SAFE, COMMUTATIVE, ELEMENTWISE, INLINE_ARITHMETIC,
+                      INTEGER_DIVISION, NON_DIFFERENTIABLE, OWNED_RESULT, RECOMPUTABLE, RULE_ONLY, SCALING, define)
 from ..reverse_helpers import is_nonzero_constant
 from ..type_rules import elementwise, same_as_first
 
@@ -91,15 +91,16 @@ def _div_nz_vjp(b, g, out, args, params, active):
 _CHEAP = {CHEAP_AND_SAFE, RECOMPUTABLE}
 # an operator's array result is a new array (OWNED_RESULT); ``fold``: its value on constants
 _OPERATOR = BROADCASTING_FUNCTION | {OWNED_RESULT}
+_INLINE_OPERATOR = _OPERATOR | {INLINE_ARITHMETIC}
 # IEEE + and * are exactly commutative (and broadcasting is symmetric)
-define("add", elementwise(), "_0 + _1", kinds=_OPERATOR | _CHEAP | {COMMUTATIVE, ADDITIVE}, vjp=_add_vjp,
+define("add", elementwise(), "_0 + _1", kinds=_INLINE_OPERATOR | _CHEAP | {COMMUTATIVE, ADDITIVE}, vjp=_add_vjp,
        arity=2, numpy=("add",), fold=operator.add)
-define("sub", elementwise(), "_0 - _1", kinds=_OPERATOR | _CHEAP | {ADDITIVE}, vjp=_sub_vjp,
+define("sub", elementwise(), "_0 - _1", kinds=_INLINE_OPERATOR | _CHEAP | {ADDITIVE}, vjp=_sub_vjp,
        arity=2, numpy=("subtract",), fold=operator.sub)
-define("mul", elementwise(), "_0 * _1", kinds=_OPERATOR | _CHEAP | {COMMUTATIVE, SCALING}, vjp=_mul_vjp,
+define("mul", elementwise(), "_0 * _1", kinds=_INLINE_OPERATOR | _CHEAP | {COMMUTATIVE, SCALING}, vjp=_mul_vjp,
        arity=2, numpy=("multiply",), fold=operator.mul)
 # not CHEAP_AND_SAFE: a scalar division by zero raises in Python
-define("div", elementwise(float_result=True), "_0 / _1", kinds=_OPERATOR | {RECOMPUTABLE, SCALING},
+define("div", elementwise(float_result=True), "_0 / _1", kinds=_INLINE_OPERATOR | {RECOMPUTABLE, SCALING},
        vjp=_div_vjp, arity=2, numpy=("divide", "true_divide"), fold=operator.truediv)
 define("pow", elementwise(), "_0 ** _1", kinds=_OPERATOR, vjp=_pow_vjp,
        arity=2, numpy=("power",), math=("pow",))
@@ -107,9 +108,9 @@ define("pow", elementwise(), "_0 ** _1", kinds=_OPERATOR, vjp=_pow_vjp,
 define("floordiv", elementwise(), "_0 // _1", kinds=BROADCASTING_FUNCTION | {NON_DIFFERENTIABLE, INTEGER_DIVISION})
 define("mod", elementwise(), "_0 % _1", kinds=BROADCASTING_FUNCTION | {INTEGER_DIVISION}, vjp=_mod_vjp,
        arity=2, numpy=("mod", "remainder"))
-define("neg", same_as_first, "-_0", kinds={ELEMENTWISE, OWNED_RESULT} | _CHEAP, vjp=_neg_vjp,
+define("neg", same_as_first, "-_0", kinds={ELEMENTWISE, OWNED_RESULT, INLINE_ARITHMETIC} | _CHEAP, vjp=_neg_vjp,
        arity=1, numpy=("negative",))
 define("mul_nz", elementwise(float_result=True), "rt.mul_nz(_0, _1)",
-       kinds=BROADCASTING_FUNCTION | {RULE_ONLY, SCALING}, vjp=_mul_nz_vjp)
+       kinds=BROADCASTING_FUNCTION | {RULE_ONLY, SCALING, INLINE_ARITHMETIC}, vjp=_mul_nz_vjp)
 define("div_nz", elementwise(float_result=True), "rt.div_nz(_0, _1)",
-       kinds=BROADCASTING_FUNCTION | {RULE_ONLY, SCALING}, vjp=_div_nz_vjp)
+       kinds=BROADCASTING_FUNCTION | {RULE_ONLY, SCALING, INLINE_ARITHMETIC}, vjp=_div_nz_vjp)

@@ -4,16 +4,17 @@ written right above its declaration; its forward rule follows from its ELEMENTWI
 import math
 
 from ...nodes import const
-from ..declare import (BROADCASTING_FUNCTION, CONSTANT_FOLDED, PIECEWISE_CONSTANT, RECOMPUTABLE, UNARY_FUNCTION,
-                      define)
+from ..declare import (BROADCASTING_FUNCTION, CONSTANT_FOLDED, INLINE_ARITHMETIC, PIECEWISE_CONSTANT, RECOMPUTABLE,
+                      UNARY_FUNCTION, define)
 from ..batching_rules import aligned, batched_copy
 from ..reverse_helpers import unary_vjp, zero_safe_scale, zero_where
 from ..type_rules import elementwise, float_of_first, same_as_first, where_type
 
 
-def _unary_function(name, vjp, kinds=UNARY_FUNCTION, math_name=None):
-    """A float function emitted as ``np.<name>(_0)`` (numba compiles it for scalars and arrays)."""
-    define(name, float_of_first, f"np.{name}(_0)", kinds=kinds, vjp=unary_vjp(vjp), arity=1,
+def _unary_function(name, vjp, kinds=UNARY_FUNCTION, math_name=None, template=None):
+    """A float function emitted as ``np.<name>(_0)`` (numba compiles it for scalars and arrays),
+    or as ``template``."""
+    define(name, float_of_first, template or f"np.{name}(_0)", kinds=kinds, vjp=unary_vjp(vjp), arity=1,
            numpy=(name,), math=(math_name or name,))
 
 
@@ -32,20 +33,25 @@ _unary_function("cosh", lambda b, g, out, x: b.mul(g, b.call("sinh", x)))
 _unary_function("tanh", lambda b, g, out, x: b.mul(g, b.sub(const(1.0), b.mul(out, out))))
 # exp: a plain product. out = inf is an overflow, not an infinite derivative, and the cotangent
 # reaching it is often an underflowed 1 / inf (naive softplus log(1 + exp(800))); 0 * inf
-# must stay nan there rather than become a silently wrong 0.
-_unary_function("exp", lambda b, g, out, x: b.mul(g, out), _FOLDED)
+# must stay nan there rather than become a silently wrong 0. In code for numba, arrays and
+# scalars in loops that vectorise are marked ``vectorised`` (lowering/vectorised_exp.py) and call
+# ``rt.exp``: np.exp, compiled to arithmetic LLVM vectorises (runtime/kernels/elementary_numba.py),
+# hence INLINE_ARITHMETIC.
+_unary_function("exp", lambda b, g, out, x: b.mul(g, out), _FOLDED | {INLINE_ARITHMETIC},
+                template=lambda types, params: "rt.exp(_0)" if params.get("vectorised") else "np.exp(_0)")
 _unary_function("expm1", lambda b, g, out, x: b.mul(g, b.add(out, const(1.0))))
 _unary_function("log", lambda b, g, out, x: b.call("div_nz", g, x), _FOLDED)
 _unary_function("log1p", lambda b, g, out, x: b.call("div_nz", g, b.add(const(1.0), x)))
 _unary_function("log2", lambda b, g, out, x: b.call("div_nz", g, b.mul(x, const(math.log(2.0)))))
 _unary_function("log10", lambda b, g, out, x: b.call("div_nz", g, b.mul(x, const(math.log(10.0)))))
 # sqrt: the derivative is inf at 0, but 0 for a zero g
-_unary_function("sqrt", lambda b, g, out, x: b.call("div_nz", g, b.mul(const(2.0), out)), _FOLDED)
+_unary_function("sqrt", lambda b, g, out, x: b.call("div_nz", g, b.mul(const(2.0), out)),
+                _FOLDED | {INLINE_ARITHMETIC})
 
-define("abs", same_as_first, "np.abs(_0)", kinds=UNARY_FUNCTION | {RECOMPUTABLE},
+define("abs", same_as_first, "np.abs(_0)", kinds=UNARY_FUNCTION | {RECOMPUTABLE, INLINE_ARITHMETIC},
        vjp=unary_vjp(lambda b, g, out, x: b.mul(g, b.call("sign", x))),
        arity=1, numpy=("abs", "absolute", "fabs"), math=("fabs",))
-define("sign", same_as_first, "np.sign(_0)", kinds=PIECEWISE_CONSTANT, arity=1, numpy=("sign",))
+define("sign", same_as_first, "np.sign(_0)", kinds=PIECEWISE_CONSTANT | {INLINE_ARITHMETIC}, arity=1, numpy=("sign",))
 define("floor", float_of_first, "np.floor(_0)", kinds=PIECEWISE_CONSTANT, arity=1, numpy=("floor",))
 define("ceil", float_of_first, "np.ceil(_0)", kinds=PIECEWISE_CONSTANT, arity=1, numpy=("ceil",))
 # np.round/around/rint take ``decimals`` and keep ints: their handler is in frontend/numpy_elementwise.py
@@ -62,9 +68,9 @@ def _extremum_vjp(comparison):
     return vjp
 
 
-define("maximum", elementwise(), "np.maximum(_0, _1)", kinds=BROADCASTING_FUNCTION | {RECOMPUTABLE},
+define("maximum", elementwise(), "np.maximum(_0, _1)", kinds=BROADCASTING_FUNCTION | {RECOMPUTABLE, INLINE_ARITHMETIC},
        vjp=_extremum_vjp("ge"), arity=2, numpy=("maximum", "fmax"))
-define("minimum", elementwise(), "np.minimum(_0, _1)", kinds=BROADCASTING_FUNCTION | {RECOMPUTABLE},
+define("minimum", elementwise(), "np.minimum(_0, _1)", kinds=BROADCASTING_FUNCTION | {RECOMPUTABLE, INLINE_ARITHMETIC},
        vjp=_extremum_vjp("le"), arity=2, numpy=("minimum", "fmin"))
 
 
@@ -110,7 +116,7 @@ def _where_vjp(b, g, out, args, params, active):
 
 define("where", where_type,
        lambda t, p: "(_1 if _0 else _2)" if max(x.ndim for x in t) == 0 else "np.where(_0, _1, _2)",
-       kinds=BROADCASTING_FUNCTION, vjp=_where_vjp)
+       kinds=BROADCASTING_FUNCTION | {INLINE_ARITHMETIC}, vjp=_where_vjp)
 
 
 def _clip_vjp(b, g, out, args, params, active):
@@ -127,4 +133,4 @@ def _clip_batch(b, args, batched, params, size):
 
 
 define("clip", same_as_first, lambda t, p: "min(max(_0, _1), _2)" if t[0].ndim == 0 else "np.clip(_0, _1, _2)",
-       kinds=BROADCASTING_FUNCTION, vjp=_clip_vjp, batch=_clip_batch)
+       kinds=BROADCASTING_FUNCTION | {INLINE_ARITHMETIC}, vjp=_clip_vjp, batch=_clip_batch)

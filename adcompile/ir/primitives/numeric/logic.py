@@ -2,7 +2,7 @@
 operands (``fold``) into the truth value Python gives."""
 import operator
 
-from ..declare import BROADCASTING, CHEAP_AND_SAFE, PIECEWISE_CONSTANT, RECOMPUTABLE, define
+from ..declare import BROADCASTING, CHEAP_AND_SAFE, INLINE_ARITHMETIC, PIECEWISE_CONSTANT, RECOMPUTABLE, define
 from ..type_rules import predicate
 
 _COMPARISONS = {"lt": ("<", "less", operator.lt), "le": ("<=", None, operator.le),
@@ -10,7 +10,7 @@ _COMPARISONS = {"lt": ("<", "less", operator.lt), "le": ("<=", None, operator.le
                 "eq": ("==", "equal", operator.eq), "ne": ("!=", None, operator.ne)}
 for _name, (_operator, _numpy_name, _fold) in _COMPARISONS.items():
     define(_name, predicate, f"_0 {_operator} _1",
-           kinds=PIECEWISE_CONSTANT | {BROADCASTING, CHEAP_AND_SAFE, RECOMPUTABLE},
+           kinds=PIECEWISE_CONSTANT | {BROADCASTING, CHEAP_AND_SAFE, RECOMPUTABLE, INLINE_ARITHMETIC},
            arity=2, numpy=(_numpy_name,) if _numpy_name else (), fold=_fold)
 
 
@@ -19,7 +19,8 @@ def _scalar_or_numpy(scalar_text, numpy_text):
 
 
 define("not", predicate, _scalar_or_numpy("not _0", "np.logical_not(_0)"),
-       kinds=PIECEWISE_CONSTANT | {CHEAP_AND_SAFE}, arity=1, numpy=("logical_not",), fold=operator.not_)
+       kinds=PIECEWISE_CONSTANT | {CHEAP_AND_SAFE, INLINE_ARITHMETIC}, arity=1, numpy=("logical_not",),
+       fold=operator.not_)
 define("and", predicate, _scalar_or_numpy("_0 and _1", "np.logical_and(_0, _1)"),
        kinds=PIECEWISE_CONSTANT | {BROADCASTING, CHEAP_AND_SAFE}, arity=2, numpy=("logical_and",),
        fold=lambda a, b: bool(a) and bool(b))
