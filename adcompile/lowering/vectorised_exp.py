@@ -15,7 +15,8 @@ innermost and its body is straight-line code of
 * primitives numba lowers to inline arithmetic (kind ``INLINE_ARITHMETIC``; ``exp`` is, as
   ``rt.exp``), no other call,
 * loads and element writes whose indices are the loop's index or do not change in the loop,
-  with the loop's index among a write's indices (no two iterations write one element),
+  the loop's index last (consecutive elements of a C-ordered array) and among a write's
+  indices (no two iterations write one element),
 
 and no value is carried from one iteration to the next (a scalar accumulator, a reduction,
 keeps a loop scalar unless its additions may be reassociated, which numba does not allow
@@ -59,6 +60,9 @@ def _vectorises(loop):
     def fixed_or_index(atom):
         return not isinstance(atom, Var) or atom is index or atom not in scalars
 
+    def contiguous(indices):  # the loop's index, if there, is the last: consecutive elements
+        return all(map(fixed_or_index, indices)) and (index not in indices or indices[-1] is index)
+
     assigned = set()
     for stmt in loop.body:
         if isinstance(stmt, Comment):
@@ -67,15 +71,14 @@ def _vectorises(loop):
             if stmt.inplace or stmt.target.type.ndim:
                 return False
             if stmt.prim == "getitem":
-                if any(item[0] != "int" for item in stmt.params["items"]) \
-                        or not all(map(fixed_or_index, stmt.args[1:])):
+                if any(item[0] != "int" for item in stmt.params["items"]) or not contiguous(stmt.args[1:]):
                     return False
             elif not has_kind(stmt.prim, Kind.INLINE_ARITHMETIC):
                 return False
             reads = stmt.args
         elif isinstance(stmt, SetItem):  # and AccumItem
             if any(item[0] != "int" for item in stmt.items) or index not in stmt.index_args \
-                    or not all(map(fixed_or_index, stmt.index_args)):
+                    or not contiguous(stmt.index_args):
                 return False
             reads = [stmt.value]
         else:

@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 
 import adcompile
+from adcompile.ir.nodes import Assign, For, Function, SetItem, Var, const, walk
+from adcompile.ir.types import Type
+from adcompile.lowering.vectorised_exp import use_vectorised_exponentials
 from oracles import gradient_by_differences
 
 
@@ -96,3 +99,41 @@ def test_values_and_gradients_are_the_exponentials(fn, loss):
     np.testing.assert_allclose(adcompile.compile(fn)(*args), fn(*args), rtol=1e-13)
     gradient = adcompile.grad(adcompile.compile(loss))(*args)
     np.testing.assert_allclose(gradient, gradient_by_differences(loss, args), rtol=1e-6, atol=1e-9)
+
+
+# ------------------------------------------------------------------ the decision on IR loops
+def loop_nest(inner_reads, carried=False, call=None):
+    """``for i: for j: out[i, j] = exp(X[<inner_reads>])`` (plus a scalar carried across
+    iterations, or a call of another primitive), as the lowering writes a fused loop nest."""
+    scalar, index = Type("f8", 0), Type("i8", 0)
+    X, out = Var("X", Type("f8", 2)), Var("out", Type("f8", 2))
+    i, j, n, total = Var("i", index), Var("j", index), Var("n", index), Var("total", scalar)
+    x, e = Var("_x", scalar, is_temp=True), Var("_e", scalar, is_temp=True)
+    positions = {"i": i, "j": j}
+    body = [Assign(x, "getitem", [X] + [positions[name] for name in inner_reads],
+                   {"items": (("int", 1), ("int", 2)), "result_ndim": 0}),
+            Assign(e, "exp", [x])]
+    if call:
+        body.append(Assign(Var("_c", scalar, is_temp=True), call, [e]))
+    if carried:
+        body.append(Assign(total, "add", [total, e]))
+    body.append(SetItem(out, e, [("int", i), ("int", j)]))
+    inner = For(j, const(0), n, const(1), body)
+    return Function("f", [X, out, n], [Assign(total, "alias", [const(0.0)]), For(i, const(0), n, const(1), [inner])],
+                    [total], False)
+
+
+def marked(fn):
+    return [stmt.params.get("vectorised", False) for stmt in walk(use_vectorised_exponentials(fn).body)
+            if isinstance(stmt, Assign) and stmt.prim == "exp"]
+
+
+@pytest.mark.parametrize("reads, carried, call, vectorised", [
+    ("ij", False, None, True),        # consecutive elements, a map
+    ("ji", False, None, False),       # the loop's index first: a strided read
+    ("ij", True, None, False),        # a scalar carried from one iteration to the next
+    ("ij", False, "log", False),      # another C library call
+    ("ij", False, "sqrt", True),      # sqrt is an instruction
+])
+def test_the_decision_follows_the_loop_body(reads, carried, call, vectorised):
+    assert marked(loop_nest(reads, carried, call)) == [vectorised]
