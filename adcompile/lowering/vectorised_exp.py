@@ -31,7 +31,7 @@ from ..ir.primitives import Kind, has_kind
 def use_vectorised_exponentials(fn):
     """``fn``, or a copy of it, whose ``exp`` statements of arrays, and of scalars in loops that
     vectorise, are marked ``vectorised`` (the template of ``exp`` then emits ``rt.exp``)."""
-    in_loops = {id(stmt) for loop in _loops(fn.body) if _vectorises(loop) for stmt in loop.body}
+    in_loops = {id(stmt) for loop in walk(fn.body) if isinstance(loop, For) and _vectorises(loop) for stmt in loop.body}
     marks = {id(stmt) for stmt in walk(fn.body) if isinstance(stmt, Assign) and stmt.prim == "exp"
              and (stmt.target.type.ndim or id(stmt) in in_loops)}
     if not marks:
@@ -41,14 +41,6 @@ def use_vectorised_exponentials(fn):
         if id(original) in marks:
             copied.params = {**copied.params, "vectorised": True}
     return copy
-
-
-def _loops(block):
-    for stmt in block:
-        if isinstance(stmt, For):
-            yield stmt
-        for inner in stmt.blocks():
-            yield from _loops(inner)
 
 
 def _vectorises(loop):

@@ -38,28 +38,26 @@ def see_through_logistic_logs(fn):
     copy = copy_function(fn)
     uses = Uses(copy, with_memory=True)
     definitions = {s.target: s for s in walk(copy.body) if isinstance(s, Assign) and uses.single_def(s.target)}
-    rewrites = [(stmt, operands) for block in _blocks(copy.body) for index, stmt in enumerate(block)
-                if isinstance(stmt, Assign) and stmt.prim == "log" and not stmt.inplace
-                for operands in [_logistic_operands(stmt, block, index, definitions, uses)] if operands]
+    blocks = [copy.body] + [nested for stmt in walk(copy.body) for nested in stmt.blocks()]
+    rewrites = []
+    for block in blocks:
+        positions = {id(stmt): k for k, stmt in enumerate(block)}
+        rewrites += [(stmt, operands) for stmt in block if isinstance(stmt, Assign) and stmt.prim == "log"
+                     and not stmt.inplace
+                     for operands in [_logistic_operands(stmt, block, positions, definitions, uses)] if operands]
     for stmt, (prim, args) in rewrites:
         stmt.prim, stmt.args, stmt.params = prim, args, {}
     return copy if rewrites else fn
-
-
-def _blocks(block):
-    yield block
-    for stmt in block:
-        for nested in stmt.blocks():
-            yield from _blocks(nested)
 
 
 def _is_one(atom):
     return isinstance(atom, Const) and not isinstance(atom.value, bool) and atom.value == 1
 
 
-def _logistic_operands(log, block, index, definitions, uses):
-    """(primitive, arguments) replacing ``log``, the statement ``block[index]``, if its operand
-    is a logistic function (or one minus one) under the module's invariant; else None."""
+def _logistic_operands(log, block, positions, definitions, uses):
+    """(primitive, arguments) replacing ``log``, a statement of ``block`` (``positions``: each
+    statement's place in it, by id), if its operand is a logistic function (or one minus one)
+    under the module's invariant; else None."""
     def defined(atom, prim):
         stmt = definitions.get(atom) if isinstance(atom, Var) else None
         return stmt if stmt is not None and stmt.prim == prim and not stmt.inplace and uses.stable(atom) else None
@@ -79,11 +77,11 @@ def _logistic_operands(log, block, index, definitions, uses):
     if exp is None or not isinstance(exp.args[0], Var) or not uses.stable(exp.args[0]):
         return None
     chain = [exp, denominator, logistic] + ([complement] if complement else []) + [log]
-    positions = [next((k for k, s in enumerate(block) if s is stmt), None) for stmt in chain[:-1]] + [index]
-    if None in positions or positions != sorted(set(positions)):
+    places = [positions.get(id(stmt)) for stmt in chain]
+    if None in places or places != sorted(set(places)):
         return None
     exponent = exp.args[0]
-    if any(exponent in s.writes() for stmt in block[positions[0] + 1:index] for s in walk([stmt])):
+    if any(exponent in s.writes() for stmt in block[places[0] + 1:places[-1]] for s in walk([stmt])):
         return None
     if complement:
         return "log_of_logistic_complement", [operand, logistic.target, exponent]
